@@ -1,0 +1,41 @@
+"""Shared fixtures: the real audio and models in ../shared (or $WITNESS_SHARED_DIR)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("WITNESS_SHARED_DIR", REPO.parent / "shared"))
+
+
+def _need(path: Path) -> Path:
+    # Real inputs are required, never optional: a missing one is a failure, not a skip.
+    if not path.exists():
+        pytest.fail(f"missing test input {path} (set WITNESS_SHARED_DIR to the shared folder)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    return _need(SHARED)
+
+
+@pytest.fixture(scope="session")
+def sample_call(shared_dir: Path) -> Path:
+    """Folder with sample.wav, sample.rttm, sample.stm (30 s real phone call)."""
+    return _need(shared_dir / "data" / "sample-call")
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir(shared_dir: Path) -> Path:
+    """pyannote intermediate arrays (speakrs fixtures)."""
+    return _need(shared_dir / "data" / "speakrs-fixtures")
+
+
+@pytest.fixture(scope="session")
+def models_dir(shared_dir: Path) -> Path:
+    """pyannote segmentation-3.0 int8 and Silero VAD ONNX files."""
+    return _need(shared_dir / "models")

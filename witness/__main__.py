@@ -1,0 +1,3 @@
+from witness.cli import main
+
+main()
