@@ -1,4 +1,5 @@
-"""The ``witness`` command line (click). Thin: it parses options and calls the library."""
+"""The ``witness`` command line (click). Thin: each module here parses options for one
+command and calls the library; errors reach the user as one line (see ``errors.py``)."""
 
 from __future__ import annotations
 
