@@ -10,13 +10,12 @@ published into the cache atomically (temp file + rename), so no reader sees half
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
+import sys
 import urllib.error
 import urllib.request
 import zipfile
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from witness.errors import ModelError
+from witness.fileio import publish, sha256_file, temp_beside
 
 log = logging.getLogger(__name__)
 
@@ -70,14 +70,6 @@ def search_dirs(models_dir: str | Path | None = None) -> list[Path]:
             dirs.append(Path(d).expanduser())
     dirs.append(cache_dir())
     return list(dict.fromkeys(dirs))
-
-
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def verify(spec: ModelFile, path: Path) -> str | None:
@@ -157,24 +149,6 @@ def fetch(spec: ModelFile, progress: Progress | None = None, timeout: float = 30
         f"could not download {spec.name} ({'; '.join(errors) or 'no source'}); "
         f"put a copy in {folder} or pass --models-dir"
     )
-
-
-def publish(tmp_path: str | Path, final_path: str | Path) -> Path:
-    """Move a finished file into place atomically (same folder; readers never see half)."""
-    tmp, final = Path(tmp_path), Path(final_path)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, final)
-    return final
-
-
-def temp_beside(final_path: str | Path) -> Path:
-    """A fresh temp path in the same folder as ``final_path`` (for ``publish``)."""
-    final = Path(final_path)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
-    os.close(fd)
-    return Path(name)
 
 
 def _download_url(url: str, partial: Path, spec: ModelFile, progress: Progress | None, timeout: float) -> None:
