@@ -1,0 +1,1 @@
+"""Speaker diarization: models (segmentation, embeddings, VAD) and the numerics around them."""

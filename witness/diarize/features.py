@@ -1,0 +1,190 @@
+"""Model input features in numpy: the GE2E power mel and the Kaldi-style log fbank.
+
+Both work on 16 kHz mono float32 waveforms in [-1, 1], batched over leading axes.
+
+- ``ge2e_mel``: what Resemblyzer's ``audio.wav_to_mel_spectrogram`` computes with librosa
+  (>= 0.10) defaults: 400-sample (25 ms) periodic Hann window, 160-sample (10 ms) hop, frames
+  centred (200 zeros padded at each end, so ``1 + samples // 160`` frames), power spectrum,
+  40 Slaney mel bands with Slaney area normalisation, 0-8000 Hz. Power, not log.
+- ``kaldi_fbank``: ``torchaudio.compliance.kaldi.fbank`` as pyannote and WeSpeaker call it
+  (80 bins, 25/10 ms, ``snip_edges``, DC offset removed per frame, pre-emphasis 0.97, window
+  "hamming" by default (WeSpeaker's and pyannote's choice; "povey" is Kaldi's default), FFT
+  padded to 512, power, Kaldi mel scale 20-8000 Hz, log floored at float32 epsilon, no energy
+  term, dither 0) on the waveform scaled to int16 range; ``mean_normalise`` subtracts the
+  per-utterance mean of each bin as WeSpeaker does.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import lru_cache
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+SAMPLE_RATE = 16000
+
+GE2E_N_FFT = 400
+GE2E_HOP = 160
+GE2E_N_MELS = 40
+
+FBANK_FRAME = 400
+FBANK_HOP = 160
+FBANK_N_FFT = 512
+FBANK_N_MELS = 80
+FBANK_LOW_HZ = 20.0
+FBANK_PREEMPHASIS = 0.97
+INT16_SCALE = 32768.0
+_F32_EPS = float(np.finfo(np.float32).eps)
+
+
+def finite_audio(waveform: np.ndarray, what: str = "audio") -> np.ndarray:
+    """``waveform`` as float32 with NaN/Inf samples set to 0 (a copy only when needed).
+
+    Non-finite samples would poison every model output they touch; they are counted and
+    logged as a warning naming ``what``.
+    """
+    waveform = np.asarray(waveform, dtype=np.float32)
+    bad = ~np.isfinite(waveform)
+    count = int(bad.sum())
+    if count:
+        log.warning("%s: %d NaN/Inf samples set to 0 before the model", what, count)
+        return np.where(bad, np.float32(0.0), waveform)
+    return waveform
+
+
+def _frames(waveform: np.ndarray, length: int, hop: int) -> np.ndarray:
+    """Read-only strided view (..., n_frames, length) of frames starting every ``hop``."""
+    if waveform.shape[-1] < length:
+        return np.zeros((*waveform.shape[:-1], 0, length), dtype=waveform.dtype)
+    view = np.lib.stride_tricks.sliding_window_view(waveform, length, axis=-1)
+    return view[..., ::hop, :]
+
+
+# ---------------------------------------------------------------- GE2E (librosa-style) mel
+
+
+def _hz_to_slaney_mel(hz: np.ndarray) -> np.ndarray:
+    """Slaney mel scale: linear (200/3 Hz per mel) below 1 kHz, logarithmic above."""
+    hz = np.asarray(hz, dtype=np.float64)
+    linear = hz / (200.0 / 3.0)
+    log_step = np.log(6.4) / 27.0
+    return np.where(hz >= 1000.0, 15.0 + np.log(np.maximum(hz, 1e-10) / 1000.0) / log_step, linear)
+
+
+def _slaney_mel_to_hz(mel: np.ndarray) -> np.ndarray:
+    mel = np.asarray(mel, dtype=np.float64)
+    log_step = np.log(6.4) / 27.0
+    return np.where(mel >= 15.0, 1000.0 * np.exp(log_step * (mel - 15.0)), mel * (200.0 / 3.0))
+
+
+@lru_cache(maxsize=None)
+def slaney_mel_filters(n_mels: int = GE2E_N_MELS, n_fft: int = GE2E_N_FFT,
+                       sample_rate: int = SAMPLE_RATE) -> np.ndarray:
+    """Triangular mel filters (n_mels, 1 + n_fft // 2) float64, Slaney scale and area norm."""
+    fft_hz = np.linspace(0.0, sample_rate / 2.0, 1 + n_fft // 2)
+    edges_hz = _slaney_mel_to_hz(
+        np.linspace(0.0, _hz_to_slaney_mel(sample_rate / 2.0), n_mels + 2))
+    widths = np.diff(edges_hz)
+    rising = (fft_hz[None, :] - edges_hz[:-2, None]) / widths[:-1, None]
+    falling = (edges_hz[2:, None] - fft_hz[None, :]) / widths[1:, None]
+    filters = np.maximum(0.0, np.minimum(rising, falling))
+    filters *= (2.0 / (edges_hz[2:] - edges_hz[:-2]))[:, None]
+    filters.flags.writeable = False
+    return filters
+
+
+@lru_cache(maxsize=None)
+def _hann(length: int) -> np.ndarray:
+    """Periodic Hann window (as ``scipy.signal.get_window('hann', length)``)."""
+    return 0.5 - 0.5 * np.cos(2.0 * np.pi * np.arange(length) / length)
+
+
+def ge2e_mel(waveform: np.ndarray) -> np.ndarray:
+    """GE2E encoder input: power mel spectrogram.
+
+    waveform: (..., samples) float32. Returns (..., 1 + samples // 160, 40) float32.
+    """
+    waveform = np.asarray(waveform, dtype=np.float32)
+    pad = [(0, 0)] * (waveform.ndim - 1) + [(GE2E_N_FFT // 2, GE2E_N_FFT // 2)]
+    frames = _frames(np.pad(waveform, pad), GE2E_N_FFT, GE2E_HOP)
+    spectrum = np.fft.rfft(frames * _hann(GE2E_N_FFT).astype(np.float32), axis=-1)
+    power = spectrum.real ** 2 + spectrum.imag ** 2
+    return (power @ slaney_mel_filters().T.astype(np.float32)).astype(np.float32)
+
+
+def frame_energy(waveform: np.ndarray, hop: int = GE2E_HOP) -> np.ndarray:
+    """Mean square of each ``hop``-sample block, one per centred mel frame.
+
+    waveform: (..., samples) float32. Returns (..., 1 + samples // hop) float64: block k
+    covers samples [k*hop - hop/2, k*hop + hop/2) (zeros beyond the ends).
+    """
+    waveform = np.asarray(waveform, dtype=np.float64)
+    n_frames = 1 + waveform.shape[-1] // hop
+    pad = [(0, 0)] * (waveform.ndim - 1) + [(hop // 2, n_frames * hop - hop // 2 - waveform.shape[-1])]
+    blocks = np.pad(waveform, pad).reshape(*waveform.shape[:-1], n_frames, hop)
+    return np.mean(blocks ** 2, axis=-1)
+
+
+# ---------------------------------------------------------------- Kaldi fbank
+
+
+def _kaldi_mel(hz: np.ndarray) -> np.ndarray:
+    return 1127.0 * np.log(1.0 + np.asarray(hz, dtype=np.float64) / 700.0)
+
+
+@lru_cache(maxsize=None)
+def kaldi_mel_filters(n_mels: int = FBANK_N_MELS, n_fft: int = FBANK_N_FFT,
+                      sample_rate: int = SAMPLE_RATE, low_hz: float = FBANK_LOW_HZ) -> np.ndarray:
+    """Kaldi's triangular filters, triangles in the mel domain: (n_mels, 1 + n_fft // 2) float64
+    (the Nyquist column is zero, as in Kaldi)."""
+    bin_mel = _kaldi_mel(np.arange(n_fft // 2) * sample_rate / n_fft)
+    low, high = _kaldi_mel(low_hz), _kaldi_mel(sample_rate / 2.0)
+    delta = (high - low) / (n_mels + 1)
+    left = low + delta * np.arange(n_mels)[:, None]
+    rising = (bin_mel[None, :] - left) / delta
+    falling = (left + 2.0 * delta - bin_mel[None, :]) / delta
+    filters = np.maximum(0.0, np.minimum(rising, falling))
+    filters = np.concatenate([filters, np.zeros((n_mels, 1))], axis=1)
+    filters.flags.writeable = False
+    return filters
+
+
+@lru_cache(maxsize=None)
+def kaldi_window(kind: str, length: int = FBANK_FRAME) -> np.ndarray:
+    """Kaldi's symmetric windows: "hamming", "hanning", "povey" (Hann ** 0.85), "rectangular"."""
+    n = np.arange(length)
+    cosine = np.cos(2.0 * np.pi * n / (length - 1))
+    windows = {
+        "hamming": lambda: 0.54 - 0.46 * cosine,
+        "hanning": lambda: 0.5 - 0.5 * cosine,
+        "povey": lambda: (0.5 - 0.5 * cosine) ** 0.85,
+        "rectangular": lambda: np.ones(length),
+    }
+    if kind not in windows:
+        raise ValueError(f"window {kind!r}: expected one of {sorted(windows)}")
+    return windows[kind]()
+
+
+def kaldi_fbank(waveform: np.ndarray, window: str = "hamming") -> np.ndarray:
+    """80-bin Kaldi log mel filterbank (see the module docstring for every setting).
+
+    waveform: (..., samples) float32 in [-1, 1] (scaled to int16 range here).
+    Returns (..., 1 + (samples - 400) // 160, 80) float32 (0 frames under 400 samples).
+    """
+    scaled = np.asarray(waveform, dtype=np.float64) * INT16_SCALE
+    frames = _frames(scaled, FBANK_FRAME, FBANK_HOP)
+    frames = frames - frames.mean(axis=-1, keepdims=True)
+    previous = np.concatenate([frames[..., :1], frames[..., :-1]], axis=-1)
+    frames = (frames - FBANK_PREEMPHASIS * previous) * kaldi_window(window)
+    spectrum = np.fft.rfft(frames, n=FBANK_N_FFT, axis=-1)
+    power = spectrum.real ** 2 + spectrum.imag ** 2
+    energies = power @ kaldi_mel_filters().T
+    return np.log(np.maximum(energies, _F32_EPS)).astype(np.float32)
+
+
+def mean_normalise(features: np.ndarray) -> np.ndarray:
+    """Subtract each bin's mean over frames. features: (..., frames, bins) float32."""
+    features = np.asarray(features, dtype=np.float32)
+    return features - features.mean(axis=-2, keepdims=True)

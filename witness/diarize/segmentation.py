@@ -1,0 +1,123 @@
+"""pyannote segmentation-3.0 on ONNX Runtime, over sliding 10 s windows produced lazily.
+
+The model takes ``x`` float32 (N, 1, 160000), 10 s of 16 kHz mono, and returns ``y`` float32
+(N, 589, 7): per frame (step 270 samples, receptive field 991 samples) the log-softmax over
+the 7 powerset classes (silence, 3 single speakers, 3 pairs).
+
+Windows start every ``step`` samples; as in pyannote, when the audio does not end on a
+window boundary one more window starts at the next step and is zero-padded, and audio
+shorter than one window gives one padded window. Batches are cut from the signal as they
+are consumed, so a 3-hour file never holds more than one batch of windows at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from witness.diarize.features import SAMPLE_RATE, finite_audio
+from witness.diarize.onnx_session import CPU, LazySession
+from witness.errors import ModelError
+
+WINDOW_SAMPLES = 160_000
+FRAMES_PER_WINDOW = 589
+NUM_CLASSES = 7
+FRAME_STEP_SAMPLES = 270
+FRAME_SIZE_SAMPLES = 991
+
+
+@dataclass(frozen=True)
+class WindowBatch:
+    """Consecutive windows of one signal.
+
+    first: index of the first window in the file. starts: (B,) int64 first sample of each
+    window. windows: (B, 160000) float32 audio, zero-padded past the end of the signal.
+    """
+
+    first: int
+    starts: np.ndarray
+    windows: np.ndarray
+
+
+@dataclass(frozen=True)
+class SegmentedBatch:
+    """windows: the batch that went in; scores: (B, 589, 7) float32 powerset log-probabilities."""
+
+    windows: WindowBatch
+    scores: np.ndarray
+
+
+def window_starts(num_samples: int, step: int, window: int = WINDOW_SAMPLES) -> np.ndarray:
+    """First sample of every window, pyannote's way (a padded last window covers the tail).
+
+    Returns (num_windows,) int64; at least one window, even for empty audio.
+    """
+    if step <= 0:
+        raise ValueError(f"window step {step} samples: must be positive")
+    if num_samples <= window:
+        return np.zeros(1, dtype=np.int64)
+    full = 1 + (num_samples - window) // step
+    tail = (num_samples - window) % step > 0
+    return np.arange(full + int(tail), dtype=np.int64) * step
+
+
+def sliding_windows(signal: np.ndarray, step: int, batch_size: int,
+                    window: int = WINDOW_SAMPLES) -> Iterator[WindowBatch]:
+    """Yield the windows of ``signal`` ((samples,) float32, any array that slices, e.g. a
+    memmap) in batches of at most ``batch_size``, cutting each batch only when asked for."""
+    if batch_size <= 0:
+        raise ValueError(f"batch size {batch_size}: must be positive")
+    starts = window_starts(len(signal), step, window)
+    for first in range(0, len(starts), batch_size):
+        batch_starts = starts[first:first + batch_size]
+        windows = np.zeros((len(batch_starts), window), dtype=np.float32)
+        for row, start in enumerate(batch_starts):
+            piece = np.asarray(signal[start:start + window], dtype=np.float32)
+            windows[row, :len(piece)] = piece
+        yield WindowBatch(first, batch_starts, windows)
+
+
+class SegmentationModel:
+    """pyannote segmentation-3.0 (fp32 or int8 export) behind a lazily created session.
+
+    providers: ONNX Runtime execution providers (default CPU); batch_size: windows per
+    model call; threads: intra-op threads (0: ONNX Runtime's choice).
+    """
+
+    def __init__(self, path: str | Path, providers: Sequence[Any] = CPU,
+                 batch_size: int = 32, threads: int = 0):
+        if batch_size <= 0:
+            raise ValueError(f"batch size {batch_size}: must be positive")
+        self.session = LazySession(path, providers, threads)
+        self.batch_size = batch_size
+
+    def run(self, windows: np.ndarray) -> np.ndarray:
+        """windows: (N, 160000) float32 → (N, 589, 7) float32 powerset log-probabilities.
+
+        NaN/Inf samples are zeroed (and logged); the model is called in ``batch_size`` chunks.
+        """
+        windows = np.asarray(windows, dtype=np.float32)
+        if windows.ndim != 2 or windows.shape[1] != WINDOW_SAMPLES:
+            raise ValueError(f"windows of shape {windows.shape}: expected (N, {WINDOW_SAMPLES})")
+        windows = finite_audio(windows, "segmentation input")
+        out = np.empty((len(windows), FRAMES_PER_WINDOW, NUM_CLASSES), dtype=np.float32)
+        for first in range(0, len(windows), self.batch_size):
+            chunk = windows[first:first + self.batch_size, None, :]
+            (scores,) = self.session.run({"x": chunk})
+            if scores.shape[1:] != (FRAMES_PER_WINDOW, NUM_CLASSES):
+                raise ModelError(f"segmentation output of shape {scores.shape}: expected "
+                                 f"(N, {FRAMES_PER_WINDOW}, {NUM_CLASSES})", self.session.path)
+            out[first:first + len(chunk)] = scores
+        return out
+
+    def segment(self, signal: np.ndarray, step_seconds: float = 1.0) -> Iterator[SegmentedBatch]:
+        """Segment ``signal`` ((samples,) float32, 16 kHz) window batch by window batch.
+
+        A generator: the work (and any error) happens as the caller iterates.
+        """
+        step = int(round(step_seconds * SAMPLE_RATE))
+        for batch in sliding_windows(signal, step, self.batch_size):
+            yield SegmentedBatch(batch, self.run(batch.windows))

@@ -1,0 +1,122 @@
+"""Silero VAD: speech regions, the fallback when no segmentation model can be had.
+
+The model is stateful: it reads 512 new samples at a time (16 kHz) with the previous chunk's
+last 64 samples in front, and carries a (2, 1, 128) state from chunk to chunk, as upstream's
+``OnnxWrapper`` does. Probabilities become regions with upstream's hysteresis (start at
+``threshold``, end after ``min_silence`` below ``threshold - 0.15``), short regions dropped,
+then padded. ``fixed_subwindows`` cuts regions into pieces of a fixed length for embedding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from witness.diarize.features import SAMPLE_RATE, finite_audio
+from witness.diarize.onnx_session import CPU, LazySession
+
+CHUNK = 512
+CONTEXT = 64
+STATE_SHAPE = (2, 1, 128)
+
+
+@dataclass(frozen=True)
+class VadOptions:
+    """Upstream's defaults.
+
+    threshold: speech starts at this probability (0.5); it ends after ``min_silence``
+    seconds (0.1) below ``threshold - 0.15``. Regions shorter than ``min_speech`` seconds
+    (0.25) are dropped; the rest are widened by ``pad`` seconds (0.03) on each side, without
+    overlapping their neighbours.
+    """
+
+    threshold: float = 0.5
+    min_speech: float = 0.25
+    min_silence: float = 0.1
+    pad: float = 0.03
+
+
+class SileroVad:
+    """Silero VAD (``silero-vad.onnx``, v6) behind a lazily created session."""
+
+    def __init__(self, path: str | Path, providers: Sequence[Any] = CPU, threads: int = 1):
+        self.session = LazySession(path, providers, threads)
+
+    def probabilities(self, signal: np.ndarray) -> np.ndarray:
+        """signal: (samples,) float32, 16 kHz → (ceil(samples / 512),) float32 speech
+        probability of each 512-sample chunk (the last one zero-padded)."""
+        signal = finite_audio(np.asarray(signal, dtype=np.float32).reshape(-1), "VAD input")
+        n_chunks = -(-len(signal) // CHUNK)
+        padded = np.zeros(CONTEXT + n_chunks * CHUNK, dtype=np.float32)
+        padded[CONTEXT:CONTEXT + len(signal)] = signal
+        state = np.zeros(STATE_SHAPE, dtype=np.float32)
+        rate = np.array(SAMPLE_RATE, dtype=np.int64)
+        out = np.empty(n_chunks, dtype=np.float32)
+        for i in range(n_chunks):
+            frame = padded[None, i * CHUNK:i * CHUNK + CONTEXT + CHUNK]
+            prob, state = self.session.run({"input": frame, "state": state, "sr": rate})
+            out[i] = prob.reshape(-1)[0]
+        return out
+
+    def speech_regions(self, signal: np.ndarray,
+                       options: VadOptions = VadOptions()) -> list[tuple[float, float]]:
+        """Speech regions (start, end) in seconds, sorted and disjoint."""
+        signal = np.asarray(signal).reshape(-1)
+        return regions_from_probabilities(self.probabilities(signal), len(signal), options)
+
+
+def regions_from_probabilities(probs: np.ndarray, num_samples: int,
+                               options: VadOptions = VadOptions()) -> list[tuple[float, float]]:
+    """Turn per-chunk speech probabilities ((chunks,) float32, one per 512 samples) into
+    speech regions (start, end) in seconds within [0, num_samples / 16000]."""
+    low = options.threshold - 0.15
+    min_silence = options.min_silence * SAMPLE_RATE
+    raw: list[tuple[int, int]] = []
+    start, silent_since = None, None
+    for i, p in enumerate(np.asarray(probs, dtype=np.float64)):
+        at = i * CHUNK
+        if p >= options.threshold:
+            silent_since = None
+            start = at if start is None else start
+        elif p < low and start is not None:
+            silent_since = at if silent_since is None else silent_since
+            if at - silent_since >= min_silence:
+                raw.append((start, silent_since))
+                start, silent_since = None, None
+    if start is not None:
+        raw.append((start, num_samples))
+    kept = [(s, e) for s, e in raw if e - s > options.min_speech * SAMPLE_RATE]
+    return [(s / SAMPLE_RATE, e / SAMPLE_RATE) for s, e in _pad(kept, num_samples, options.pad)]
+
+
+def _pad(regions: list[tuple[int, int]], num_samples: int, pad_s: float) -> list[tuple[int, int]]:
+    """Widen each region by ``pad_s`` seconds; neighbours closer than two pads share the gap."""
+    pad = int(pad_s * SAMPLE_RATE)
+    out = []
+    for k, (s, e) in enumerate(regions):
+        left = max(0, s - pad) if k == 0 else max(s - pad, (regions[k - 1][1] + s) // 2)
+        right = min(num_samples, e + pad) if k == len(regions) - 1 else min(e + pad, (e + regions[k + 1][0]) // 2)
+        out.append((int(left), int(right)))
+    return out
+
+
+def fixed_subwindows(regions: list[tuple[float, float]], length: float = 2.0,
+                     min_length: float = 1.0) -> list[tuple[float, float]]:
+    """Cut each region into consecutive pieces of ``length`` seconds for embedding.
+
+    A remainder of at least ``min_length`` seconds stays a (shorter) piece; a shorter
+    remainder joins the piece before it; a region under ``min_length`` is kept whole (its
+    embedding decides whether it is usable).
+    """
+    if length <= 0 or min_length <= 0:
+        raise ValueError("sub-window length and minimum length must be positive")
+    pieces = []
+    for start, end in regions:
+        cuts = list(np.arange(start, end, length)) + [end]
+        if len(cuts) > 2 and cuts[-1] - cuts[-2] < min_length:
+            del cuts[-2]
+        pieces += [(float(a), float(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    return pieces

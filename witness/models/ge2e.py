@@ -1,0 +1,220 @@
+"""The Resemblyzer GE2E speaker encoder as an ONNX graph, converted once from its torch checkpoint.
+
+Network (Resemblyzer ``VoiceEncoder``): 3-layer LSTM 40→256 (batch first), the last layer's
+final hidden state, linear 256→256, ReLU, L2 normalisation. Input ``mels`` float32
+(batch, frames, 40): power (not log) mel partials, 160 frames (1.6 s) in training. Output
+``embeddings`` float32 (batch, 256), unit norm (all-zero where ReLU left nothing).
+
+``ge2e_onnx_path`` finds the converted graph (models dir, cache) or builds it from the
+checkpoint the store fetches from the ``Resemblyzer`` wheel; the graph is checked against an
+independent numpy forward pass (``forward_numpy``) before it is published.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from witness.errors import ModelError
+from witness.fileio import publish, temp_beside
+from witness.models import store
+from witness.models.diarization_catalogue import GE2E_CHECKPOINT
+from witness.models.torch_pickle import load_legacy_checkpoint
+
+log = logging.getLogger(__name__)
+
+CONVERTER_VERSION = "1"
+N_MELS = 40
+HIDDEN = 256
+N_LAYERS = 3
+OPSET = 17
+IR_VERSION = 8  # readable by every onnxruntime >= 1.14
+NORM_EPS = 1e-12
+TOLERANCE = 1e-4
+
+
+@dataclass(frozen=True)
+class LstmLayer:
+    """One torch LSTM layer; gate order (input, forget, cell, output) as torch stores it.
+
+    w_ih (1024, in) float32, w_hh (1024, 256) float32, b_ih and b_hh (1024,) float32.
+    """
+
+    w_ih: np.ndarray
+    w_hh: np.ndarray
+    b_ih: np.ndarray
+    b_hh: np.ndarray
+
+
+@dataclass(frozen=True)
+class Ge2eWeights:
+    """layers: the 3 LSTM layers; linear_w (256, 256) and linear_b (256,) float32."""
+
+    layers: tuple[LstmLayer, ...]
+    linear_w: np.ndarray
+    linear_b: np.ndarray
+
+
+def converted_name(source_sha256: str) -> str:
+    """File name of the converted graph, keyed by the checkpoint's checksum and the converter."""
+    return f"ge2e-resemblyzer-{source_sha256[:16]}-c{CONVERTER_VERSION}.onnx"
+
+
+def load_weights(checkpoint: str | Path) -> Ge2eWeights:
+    """The encoder's weights from Resemblyzer's ``pretrained.pt`` (read without torch)."""
+    state = load_legacy_checkpoint(checkpoint).get("model_state")
+    try:
+        layers = tuple(
+            LstmLayer(*(np.asarray(state[f"lstm.{kind}_l{i}"], np.float32)
+                        for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")))
+            for i in range(N_LAYERS))
+        weights = Ge2eWeights(layers, np.asarray(state["linear.weight"], np.float32),
+                              np.asarray(state["linear.bias"], np.float32))
+    except (KeyError, TypeError) as exc:
+        raise ModelError(f"not a Resemblyzer encoder checkpoint (missing {exc})", checkpoint) from None
+    if weights.layers[0].w_ih.shape != (4 * HIDDEN, N_MELS) or weights.linear_w.shape != (HIDDEN, HIDDEN):
+        raise ModelError("unexpected layer shapes for the Resemblyzer encoder", checkpoint)
+    return weights
+
+
+def forward_numpy(weights: Ge2eWeights, mels: np.ndarray) -> np.ndarray:
+    """Reference forward pass, the LSTM equations written out (float64 inside).
+
+    mels: (batch, frames, 40) float32. Returns (batch, 256) float32, unit norm.
+    """
+    x = np.asarray(mels, np.float64)
+    batch = x.shape[0]
+    for layer in weights.layers:
+        h = np.zeros((batch, HIDDEN))
+        c = np.zeros((batch, HIDDEN))
+        outputs = []
+        for t in range(x.shape[1]):
+            z = x[:, t] @ layer.w_ih.T.astype(np.float64) + layer.b_ih + h @ layer.w_hh.T + layer.b_hh
+            i, f, g, o = np.split(z, 4, axis=1)
+            c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+            h = _sigmoid(o) * np.tanh(c)
+            outputs.append(h)
+        x = np.stack(outputs, axis=1)
+    raw = np.maximum(h @ weights.linear_w.T + weights.linear_b, 0.0)
+    norm = np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), NORM_EPS)
+    return (raw / norm).astype(np.float32)
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+def _onnx_gates(array: np.ndarray) -> np.ndarray:
+    """Reorder the 4 gate blocks along axis 0 from torch (i, f, g, o) to ONNX (i, o, f, c)."""
+    i, f, g, o = np.split(array, 4, axis=0)
+    return np.concatenate([i, o, f, g], axis=0)
+
+
+def build_onnx(weights: Ge2eWeights, source_sha256: str = ""):
+    """The encoder as an ``onnx.ModelProto`` (input ``mels``, output ``embeddings``)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    inits, nodes = [], [helper.make_node("Transpose", ["mels"], ["x0"], perm=[1, 0, 2])]
+    for n, layer in enumerate(weights.layers):
+        inits += [
+            numpy_helper.from_array(_onnx_gates(layer.w_ih)[None], f"W{n}"),
+            numpy_helper.from_array(_onnx_gates(layer.w_hh)[None], f"R{n}"),
+            numpy_helper.from_array(
+                np.concatenate([_onnx_gates(layer.b_ih), _onnx_gates(layer.b_hh)])[None], f"B{n}"),
+        ]
+        nodes += [
+            helper.make_node("LSTM", [f"x{n}", f"W{n}", f"R{n}", f"B{n}"], [f"y{n}", f"h{n}"],
+                             hidden_size=HIDDEN),
+            helper.make_node("Squeeze", [f"y{n}", "axis1"], [f"x{n + 1}"]),  # (T, 1, B, H) -> (T, B, H)
+        ]
+    last = len(weights.layers) - 1
+    inits += [
+        numpy_helper.from_array(np.array([1], np.int64), "axis1"),
+        numpy_helper.from_array(np.array([0], np.int64), "axis0"),
+        numpy_helper.from_array(weights.linear_w, "linear_w"),
+        numpy_helper.from_array(weights.linear_b, "linear_b"),
+        numpy_helper.from_array(np.array(NORM_EPS, np.float32), "eps"),
+    ]
+    nodes += [
+        helper.make_node("Squeeze", [f"h{last}", "axis0"], ["hidden"]),  # (1, B, H) -> (B, H)
+        helper.make_node("Gemm", ["hidden", "linear_w", "linear_b"], ["linear"], transB=1),
+        helper.make_node("Relu", ["linear"], ["relu"]),
+        helper.make_node("ReduceL2", ["relu"], ["norm"], axes=[1], keepdims=1),  # axes: attribute before opset 18
+        helper.make_node("Max", ["norm", "eps"], ["safe_norm"]),
+        helper.make_node("Div", ["relu", "safe_norm"], ["embeddings"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "ge2e_resemblyzer",
+        [helper.make_tensor_value_info("mels", TensorProto.FLOAT, ["batch", "frames", N_MELS])],
+        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", HIDDEN])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                              producer_name="witness", producer_version=CONVERTER_VERSION)
+    model.ir_version = IR_VERSION
+    helper.set_model_props(model, {"witness.source_sha256": source_sha256,
+                                   "witness.converter": CONVERTER_VERSION})
+    onnx.checker.check_model(model)
+    return model
+
+
+def max_deviation(model_path: Path, weights: Ge2eWeights, mels: np.ndarray) -> float:
+    """Largest absolute difference between the ONNX graph and ``forward_numpy`` on ``mels``
+    (batch, frames, 40) float32."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {"mels": np.asarray(mels, np.float32)})
+    return float(np.max(np.abs(got - forward_numpy(weights, mels))))
+
+
+def convert(checkpoint: str | Path, source_sha256: str, out_path: str | Path) -> Path:
+    """Convert ``checkpoint`` to ONNX at ``out_path``: checked against numpy, then published
+    atomically. Raises ModelError when the two disagree by more than ``TOLERANCE``."""
+    import onnx
+
+    weights = load_weights(checkpoint)
+    model = build_onnx(weights, source_sha256)
+    tmp = temp_beside(out_path)
+    try:
+        onnx.save(model, str(tmp))
+        # Positive mel-like energies over a few decades: wide enough to exercise every gate.
+        probe = np.random.default_rng(0).lognormal(-4.0, 2.0, (2, 50, N_MELS)).astype(np.float32)
+        deviation = max_deviation(tmp, weights, probe)
+        if not deviation <= TOLERANCE:
+            raise ModelError(f"GE2E conversion check failed: ONNX and numpy differ by {deviation:.2e}",
+                             checkpoint)
+        return publish(tmp, out_path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _is_converted_from(path: Path, source_sha256: str) -> bool:
+    import onnx
+
+    try:
+        props = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
+    except Exception:  # a damaged file: onnx raises protobuf's DecodeError among others
+        return False
+    return (props.get("witness.source_sha256") == source_sha256
+            and props.get("witness.converter") == CONVERTER_VERSION)
+
+
+def ge2e_onnx_path(models_dir: str | Path | None = None, offline: bool = False,
+                   progress: store.Progress | None = None) -> Path:
+    """The converted GE2E graph: found in the models dir or cache, or converted into the cache
+    from the checkpoint (itself found or fetched through pip by the store)."""
+    name = converted_name(GE2E_CHECKPOINT.sha256)
+    for folder in store.search_dirs(models_dir):
+        path = folder / name
+        if path.is_file():
+            if _is_converted_from(path, GE2E_CHECKPOINT.sha256):
+                return path
+            raise ModelError("converted GE2E model is damaged or stale; delete it and it will be "
+                             "converted again", path)
+    checkpoint = store.resolve(GE2E_CHECKPOINT, models_dir, offline=offline, progress=progress)
+    log.info("converting the GE2E speaker encoder %s to ONNX (once)", checkpoint)
+    return convert(checkpoint, GE2E_CHECKPOINT.sha256, store.cache_dir() / name)
