@@ -101,14 +101,19 @@ def _hann(length: int) -> np.ndarray:
     return 0.5 - 0.5 * np.cos(2.0 * np.pi * np.arange(length) / length)
 
 
-def ge2e_mel(waveform: np.ndarray) -> np.ndarray:
+def ge2e_mel(waveform: np.ndarray, center: bool = True) -> np.ndarray:
     """GE2E encoder input: power mel spectrogram.
 
-    waveform: (..., samples) float32. Returns (..., 1 + samples // 160, 40) float32.
+    waveform: (..., samples) float32. Returns (..., frames, 40) float32: with ``center``
+    (librosa's default) 1 + samples // 160 frames, frame k centred on sample 160 k over 200
+    padded zeros at each end; without, 1 + (samples - 400) // 160 frames, frame k covering
+    samples [160 k, 160 k + 400) (for a caller that supplies the context itself).
     """
     waveform = np.asarray(waveform, dtype=np.float32)
-    pad = [(0, 0)] * (waveform.ndim - 1) + [(GE2E_N_FFT // 2, GE2E_N_FFT // 2)]
-    frames = _frames(np.pad(waveform, pad), GE2E_N_FFT, GE2E_HOP)
+    if center:
+        pad = [(0, 0)] * (waveform.ndim - 1) + [(GE2E_N_FFT // 2, GE2E_N_FFT // 2)]
+        waveform = np.pad(waveform, pad)
+    frames = _frames(waveform, GE2E_N_FFT, GE2E_HOP)
     spectrum = np.fft.rfft(frames * _hann(GE2E_N_FFT).astype(np.float32), axis=-1)
     power = spectrum.real ** 2 + spectrum.imag ** 2
     return (power @ slaney_mel_filters().T.astype(np.float32)).astype(np.float32)
