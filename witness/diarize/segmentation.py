@@ -80,19 +80,45 @@ def sliding_windows(signal: np.ndarray, step: int, batch_size: int,
         yield WindowBatch(first, batch_starts, windows)
 
 
+def is_dynamically_quantised(path: str | Path) -> bool:
+    """True when the graph quantises its activations at run time (``DynamicQuantizeLinear``).
+
+    Such a model (the int8 export) takes one scale over the whole input tensor, so a window's
+    scores depend on the other windows in its batch (we measured 1.7% of frames changing
+    their argmax at batch 8 versus 1); it must run one window per call to be reproducible.
+    """
+    import onnx
+
+    graph = onnx.load(str(path), load_external_data=False).graph
+    return any(node.op_type == "DynamicQuantizeLinear" for node in graph.node)
+
+
 class SegmentationModel:
     """pyannote segmentation-3.0 (fp32 or int8 export) behind a lazily created session.
 
     providers: ONNX Runtime execution providers (default CPU); batch_size: windows per
-    model call; threads: intra-op threads (0: ONNX Runtime's choice).
+    model call (None: 32, or 1 for a dynamically quantised model, see
+    ``is_dynamically_quantised``); threads: intra-op threads (0: ONNX Runtime's choice).
     """
 
     def __init__(self, path: str | Path, providers: Sequence[Any] = CPU,
-                 batch_size: int = 32, threads: int = 0):
-        if batch_size <= 0:
+                 batch_size: int | None = None, threads: int = 0):
+        if batch_size is not None and batch_size <= 0:
             raise ValueError(f"batch size {batch_size}: must be positive")
         self.session = LazySession(path, providers, threads)
-        self.batch_size = batch_size
+        self._batch_size = batch_size
+
+    @property
+    def batch_size(self) -> int:
+        """Windows per model call (decided on first use when not given)."""
+        if self._batch_size is None:
+            path = self.session.path
+            try:
+                self._batch_size = 1 if is_dynamically_quantised(path) else 32
+            except Exception as exc:  # onnx raises protobuf's DecodeError, OSError, ...
+                raise ModelError(f"cannot read the model ({type(exc).__name__}); delete it and "
+                                 "fetch it again", path) from None
+        return self._batch_size
 
     def run(self, windows: np.ndarray) -> np.ndarray:
         """windows: (N, 160000) float32 → (N, 589, 7) float32 powerset log-probabilities.
@@ -104,8 +130,9 @@ class SegmentationModel:
             raise ValueError(f"windows of shape {windows.shape}: expected (N, {WINDOW_SAMPLES})")
         windows = finite_audio(windows, "segmentation input")
         out = np.empty((len(windows), FRAMES_PER_WINDOW, NUM_CLASSES), dtype=np.float32)
-        for first in range(0, len(windows), self.batch_size):
-            chunk = windows[first:first + self.batch_size, None, :]
+        batch_size = self.batch_size
+        for first in range(0, len(windows), batch_size):
+            chunk = windows[first:first + batch_size, None, :]
             (scores,) = self.session.run({"x": chunk})
             if scores.shape[1:] != (FRAMES_PER_WINDOW, NUM_CLASSES):
                 raise ModelError(f"segmentation output of shape {scores.shape}: expected "
@@ -113,11 +140,13 @@ class SegmentationModel:
             out[first:first + len(chunk)] = scores
         return out
 
-    def segment(self, signal: np.ndarray, step_seconds: float = 1.0) -> Iterator[SegmentedBatch]:
-        """Segment ``signal`` ((samples,) float32, 16 kHz) window batch by window batch.
+    def segment(self, signal: np.ndarray, step_seconds: float = 1.0,
+                windows_per_batch: int = 32) -> Iterator[SegmentedBatch]:
+        """Segment ``signal`` ((samples,) float32, 16 kHz), yielding ``windows_per_batch``
+        windows at a time (independent of the model's own ``batch_size``).
 
         A generator: the work (and any error) happens as the caller iterates.
         """
         step = int(round(step_seconds * SAMPLE_RATE))
-        for batch in sliding_windows(signal, step, self.batch_size):
+        for batch in sliding_windows(signal, step, windows_per_batch):
             yield SegmentedBatch(batch, self.run(batch.windows))
