@@ -1,0 +1,96 @@
+"""Silero VAD fallback: speech regions on the sample call, hysteresis, padding, sub-windows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from witness.diarize.vad import (
+    CHUNK, SileroVad, VadOptions, fixed_subwindows, regions_from_probabilities)
+from witness.models import store
+from witness.models.diarization_catalogue import SILERO_VAD
+from witness.rttm import read_rttm
+
+
+@pytest.fixture(scope="module")
+def audio(sample_call):
+    samples, rate = sf.read(sample_call / "sample.wav", dtype="float32")
+    assert rate == 16000
+    return samples
+
+
+@pytest.fixture(scope="module")
+def vad(models_dir):
+    path = store.find(SILERO_VAD, models_dir)  # shared/models carries the same file as the wheel
+    assert path is not None
+    return SileroVad(path)
+
+
+def _covered(regions, start, end):
+    return sum(max(0.0, min(e, end) - max(s, start)) for s, e in regions)
+
+
+def test_speech_regions_match_the_human_turns(vad, audio, sample_call):
+    regions = vad.speech_regions(audio)
+    turns = read_rttm(sample_call / "sample.rttm")["sample"]
+    speech = sum(_covered(regions, t.start, t.end) for t in turns)
+    assert speech / sum(t.end - t.start for t in turns) > 0.9
+    assert _covered(regions, 0.0, 6.4) < 0.2  # the first 6.7 s hold no speech
+    assert all(a < b for a, b in regions)
+    assert all(b1 <= a2 for (_, b1), (a2, _) in zip(regions, regions[1:]))
+    assert regions[-1][1] <= len(audio) / 16000
+
+
+def test_probabilities_one_per_chunk(vad, audio):
+    probs = vad.probabilities(audio[:16000 + 100])
+    assert probs.shape == (-(-16100 // CHUNK),) and probs.dtype == np.float32
+    assert ((probs >= 0) & (probs <= 1)).all()
+
+
+def test_silence_and_bad_samples(vad, audio):
+    assert vad.speech_regions(np.zeros(48000, dtype=np.float32)) == []
+    assert vad.speech_regions(np.zeros(0, dtype=np.float32)) == []
+    dirty = audio[100_000:180_000].copy()
+    dirty[::1000] = np.nan
+    assert len(vad.speech_regions(dirty)) >= 1
+
+
+def test_hysteresis_min_speech_and_padding():
+    opts = VadOptions(threshold=0.5, min_speech=0.25, min_silence=0.1, pad=0.03)
+    probs = np.zeros(100)
+    probs[10:30] = 0.9  # 20 chunks = 0.64 s of speech
+    probs[30:32] = 0.4  # between the thresholds: still speech
+    probs[50:53] = 0.9  # 3 chunks = 0.096 s: too short, dropped
+    regions = regions_from_probabilities(probs, 100 * CHUNK, opts)
+    assert len(regions) == 1
+    (start, end), = regions
+    assert start == pytest.approx(10 * CHUNK / 16000 - 0.03)
+    assert end == pytest.approx(32 * CHUNK / 16000 + 0.03)
+
+
+def test_short_dips_do_not_split_and_close_regions_share_the_gap():
+    probs = np.zeros(60)
+    probs[5:20] = 0.9
+    probs[20:22] = 0.0  # 2 chunks = 64 ms < 100 ms of silence: the region goes on
+    probs[22:40] = 0.9
+    assert len(regions_from_probabilities(probs, 60 * CHUNK)) == 1
+    probs[20:25] = 0.0  # 160 ms of silence: two regions, each padded by 30 ms
+    first, second = regions_from_probabilities(probs, 60 * CHUNK)
+    assert first[1] <= second[0]
+    assert first[1] == pytest.approx(20 * CHUNK / 16000 + 0.03)
+
+
+def test_speech_running_to_the_end_closes_at_the_end():
+    probs = np.full(40, 0.9)
+    (region,) = regions_from_probabilities(probs, 40 * CHUNK - 100)
+    assert region == (0.0, (40 * CHUNK - 100) / 16000)
+
+
+def test_fixed_subwindows():
+    assert fixed_subwindows([(0.0, 5.0)], length=2.0, min_length=1.0) == [(0.0, 2.0), (2.0, 4.0), (4.0, 5.0)]
+    assert fixed_subwindows([(0.0, 4.5)], length=2.0, min_length=1.0) == [(0.0, 2.0), (2.0, 4.5)]
+    assert fixed_subwindows([(3.0, 3.4)], length=2.0, min_length=1.0) == [(3.0, 3.4)]
+    assert fixed_subwindows([], 2.0) == []
+    with pytest.raises(ValueError):
+        fixed_subwindows([(0.0, 1.0)], length=0.0)
