@@ -1,0 +1,196 @@
+"""Speaker embeddings behind one interface: a frontend, an ONNX session, a pinned model file.
+
+``embed(waveforms, masks)`` takes N pieces of audio (N, samples) float32 at 16 kHz and, per
+piece, a frame mask (N, mask_frames) saying where the speaker of interest speaks alone (e.g.
+the 589 segmentation frames of a 10 s window, overlapped frames already zeroed). Mask frames
+are spread evenly over the piece; each feature frame takes the mask value nearest its centre
+(>= 0.5 keeps it). Only kept frames are embedded. A row with less than ``min_clean_seconds``
+of kept audio comes back as NaN (the caller decides whether to retry with a looser mask).
+Rows come back L2-normalised, (N, 256) float32.
+
+- ``GE2EEmbedder``: Resemblyzer's encoder (converted by ``witness.models.ge2e``). The kept
+  mel frames are raised to -30 dBFS (never lowered, as Resemblyzer's preprocessing does), cut
+  into 1.6 s partials every 77 frames (Resemblyzer's rate of 1.3 per second; the last partial
+  kept when at least 75% full, zero-padded), embedded, averaged and normalised.
+- ``WeSpeakerEmbedder``: WeSpeaker ResNet34-LM; mean-normalised Kaldi fbank over the whole
+  piece (as pyannote does), then the kept frames. Rows with the same number of kept frames
+  share a model call; the exported graph has no frame-weight input, so kept frames are
+  gathered rather than weighted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from witness.diarize.features import (
+    FBANK_FRAME, FBANK_HOP, GE2E_HOP, SAMPLE_RATE, finite_audio, frame_energy, ge2e_mel,
+    kaldi_fbank, mean_normalise)
+from witness.diarize.onnx_session import CPU, LazySession
+
+EMBEDDING_DIM = 256
+TARGET_DBFS = -30.0
+MAX_BOOST_DB = 60.0
+
+
+class SpeakerEmbedder(Protocol):
+    dimension: int
+    min_clean_seconds: float
+
+    def embed(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        """(N, samples) float32, (N, mask_frames) bool/float or None → (N, dim) float32."""
+
+
+def keep_frames(masks: np.ndarray | None, num_samples: int, centres: np.ndarray, rows: int) -> np.ndarray:
+    """Which feature frames to use: (rows, len(centres)) bool.
+
+    masks: (rows, mask_frames) bool/float spread evenly over ``num_samples``, or None (all).
+    centres: (frames,) sample index at the centre of each feature frame.
+    """
+    if masks is None:
+        return np.ones((rows, len(centres)), dtype=bool)
+    masks = np.asarray(masks, dtype=np.float32)
+    if masks.ndim != 2 or masks.shape[0] != rows:
+        raise ValueError(f"masks of shape {masks.shape}: expected ({rows}, mask_frames)")
+    index = np.clip((centres * masks.shape[1]) // max(num_samples, 1), 0, masks.shape[1] - 1)
+    return masks[:, index.astype(np.int64)] >= 0.5
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """L2-normalise rows (N, D) float; all-zero rows become NaN (no direction)."""
+    vectors = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (vectors / np.where(norms > 0, norms, np.nan)).astype(np.float32)
+
+
+def loudness_gain(mean_square: float | np.ndarray) -> np.ndarray:
+    """Power factor raising audio of this mean square (samples in [-1, 1]) to -30 dBFS;
+    1 when already louder (never lowered), at most +60 dB."""
+    dbfs = 10.0 * np.log10(np.maximum(mean_square, 1e-30))
+    boost_db = np.clip(TARGET_DBFS - dbfs, 0.0, MAX_BOOST_DB)
+    return 10.0 ** (boost_db / 10.0)
+
+
+@dataclass(frozen=True)
+class Ge2eOptions:
+    """partial_frames: frames per partial (160 = 1.6 s, the training length).
+    partial_step: frames between partial starts (77: Resemblyzer's 1.3 partials/s).
+    min_coverage: a last partial shorter than this share of ``partial_frames`` is dropped
+    (unless it is the only one), as in Resemblyzer (0.75).
+    min_clean_seconds: less kept audio than this gives a NaN row (1.0: shorter pieces were
+    unreliable in our measurements)."""
+
+    partial_frames: int = 160
+    partial_step: int = 77
+    min_coverage: float = 0.75
+    min_clean_seconds: float = 1.0
+
+
+def partial_starts(num_frames: int, options: Ge2eOptions = Ge2eOptions()) -> np.ndarray:
+    """Start frame of each partial over ``num_frames`` frames: (P,) int64, P >= 1."""
+    n = options.partial_frames
+    starts = np.arange(0, max(1, num_frames - n + options.partial_step + 1), options.partial_step)
+    if len(starts) > 1 and (num_frames - starts[-1]) / n < options.min_coverage:
+        starts = starts[:-1]
+    return starts.astype(np.int64)
+
+
+class GE2EEmbedder:
+    """Resemblyzer GE2E encoder (ONNX input ``mels`` (B, frames, 40), output ``embeddings``).
+
+    providers: ONNX Runtime execution providers (default CPU); batch_size: partials per
+    model call; threads: intra-op threads (1: one thread beat two for small batches).
+    """
+
+    dimension = EMBEDDING_DIM
+
+    def __init__(self, path: str | Path, providers: Sequence[Any] = CPU, batch_size: int = 64,
+                 threads: int = 1, options: Ge2eOptions = Ge2eOptions()):
+        self.session = LazySession(path, providers, threads)
+        self.batch_size = batch_size
+        self.options = options
+        self.min_clean_seconds = options.min_clean_seconds
+
+    def embed_partials(self, mels: np.ndarray) -> np.ndarray:
+        """mels: (P, frames, 40) float32 → (P, 256) float32 unit vectors (zero where ReLU
+        left nothing)."""
+        mels = np.asarray(mels, dtype=np.float32)
+        out = np.empty((len(mels), EMBEDDING_DIM), dtype=np.float32)
+        for first in range(0, len(mels), self.batch_size):
+            (out[first:first + self.batch_size],) = self.session.run(
+                {"mels": mels[first:first + self.batch_size]})
+        return out
+
+    def embed(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        """waveforms: (N, samples) float32; masks: (N, mask_frames) or None → (N, 256) float32."""
+        waveforms = finite_audio(np.atleast_2d(waveforms), "embedding input")
+        mels = ge2e_mel(waveforms)  # (N, K, 40)
+        energy = frame_energy(waveforms)  # (N, K)
+        centres = np.arange(mels.shape[1]) * GE2E_HOP
+        keep = keep_frames(masks, waveforms.shape[1], centres, len(waveforms))
+        min_frames = self.options.min_clean_seconds * SAMPLE_RATE / GE2E_HOP
+        partials, owner = [], []
+        for row in np.flatnonzero(keep.sum(axis=1) >= min_frames):
+            clean = mels[row, keep[row]] * loudness_gain(energy[row, keep[row]].mean())
+            for part in self._cut(clean):
+                partials.append(part)
+                owner.append(row)
+        out = np.full((len(waveforms), EMBEDDING_DIM), np.nan, dtype=np.float32)
+        if partials:
+            vectors = self.embed_partials(np.stack(partials))
+            owner = np.asarray(owner)
+            sums = np.zeros((len(waveforms), EMBEDDING_DIM))
+            np.add.at(sums, owner, vectors)
+            rows = np.unique(owner)
+            out[rows] = unit_rows(sums[rows])
+        return out
+
+    def _cut(self, clean: np.ndarray) -> list[np.ndarray]:
+        """Partials (partial_frames, 40) float32 of the kept frames (K', 40), zero-padded."""
+        n = self.options.partial_frames
+        padded = np.zeros((len(clean) + n, clean.shape[1]), dtype=np.float32)
+        padded[:len(clean)] = clean
+        return [padded[s:s + n] for s in partial_starts(len(clean), self.options)]
+
+
+class WeSpeakerEmbedder:
+    """WeSpeaker ResNet34-LM ONNX (input (B, frames, 80) fbank, output (B, 256)); the
+    input and output names are read from the model.
+
+    min_clean_seconds: less kept audio gives a NaN row (0.5). batch_size: rows per call.
+    """
+
+    dimension = EMBEDDING_DIM
+
+    def __init__(self, path: str | Path, providers: Sequence[Any] = CPU, batch_size: int = 16,
+                 threads: int = 0, min_clean_seconds: float = 0.5):
+        self.session = LazySession(path, providers, threads)
+        self.batch_size = batch_size
+        self.min_clean_seconds = min_clean_seconds
+
+    def features(self, waveforms: np.ndarray) -> np.ndarray:
+        """(N, samples) float32 → (N, frames, 80) float32 mean-normalised log fbank."""
+        return mean_normalise(kaldi_fbank(finite_audio(np.atleast_2d(waveforms), "embedding input")))
+
+    def embed(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        """waveforms: (N, samples) float32; masks: (N, mask_frames) or None → (N, 256) float32."""
+        waveforms = np.atleast_2d(waveforms)
+        feats = self.features(waveforms)
+        centres = np.arange(feats.shape[1]) * FBANK_HOP + FBANK_FRAME // 2
+        keep = keep_frames(masks, waveforms.shape[1], centres, len(waveforms))
+        counts = keep.sum(axis=1)
+        min_frames = max(1.0, self.min_clean_seconds * SAMPLE_RATE / FBANK_HOP)
+        out = np.full((len(waveforms), EMBEDDING_DIM), np.nan, dtype=np.float32)
+        (input_name,) = self.session.input_names()
+        for count in np.unique(counts[counts >= min_frames]):
+            rows = np.flatnonzero(counts == count)
+            for first in range(0, len(rows), self.batch_size):
+                chunk = rows[first:first + self.batch_size]
+                batch = np.stack([feats[r, keep[r]] for r in chunk])
+                (vectors,) = self.session.run({input_name: batch})
+                out[chunk] = unit_rows(vectors.reshape(len(chunk), -1))
+        return out
