@@ -20,8 +20,7 @@ from witness.diarize.embedding import GE2EEmbedder
 from witness.diarize.oracle import alone_mask
 from witness.diarize.pooled_partials import PooledGE2E
 from witness.diarize.segmentation import (
-    FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, WINDOW_SAMPLES, SegmentationModel,
-    sliding_windows)
+    FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, WINDOW_SAMPLES, SegmentationModel)
 from witness.models.diarization_catalogue import SEGMENTATION_INT8
 from witness.models.ge2e import ge2e_onnx_path
 from witness.rttm import read_rttm

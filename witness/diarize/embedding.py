@@ -27,8 +27,8 @@ from typing import Any, Protocol, Sequence
 import numpy as np
 
 from witness.diarize.features import (
-    FBANK_FRAME, FBANK_HOP, GE2E_HOP, SAMPLE_RATE, finite_audio, frame_energy, ge2e_mel,
-    kaldi_fbank, mean_normalise)
+    FBANK_FRAME, FBANK_HOP, GE2E_HOP, SAMPLE_RATE, finite_audio, frame_energy, ge2e_frames,
+    ge2e_mel_of_frames, kaldi_fbank, mean_normalise)
 from witness.diarize.onnx_session import CPU, LazySession
 
 EMBEDDING_DIM = 256
@@ -128,14 +128,15 @@ class GE2EEmbedder:
     def embed(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
         """waveforms: (N, samples) float32; masks: (N, mask_frames) or None → (N, 256) float32."""
         waveforms = finite_audio(np.atleast_2d(waveforms), "embedding input")
-        mels = ge2e_mel(waveforms)  # (N, K, 40)
-        energy = frame_energy(waveforms)  # (N, K)
-        centres = np.arange(mels.shape[1]) * GE2E_HOP
+        frames = ge2e_frames(waveforms)  # (N, K, 400) view
+        centres = np.arange(frames.shape[1]) * GE2E_HOP
         keep = keep_frames(masks, waveforms.shape[1], centres, len(waveforms))
         min_frames = self.options.min_clean_seconds * SAMPLE_RATE / GE2E_HOP
         partials, owner = [], []
         for row in np.flatnonzero(keep.sum(axis=1) >= min_frames):
-            clean = mels[row, keep[row]] * loudness_gain(energy[row, keep[row]].mean())
+            # only the kept frames are transformed (a mask keeps ~40% of a 10 s window)
+            gain = loudness_gain(frame_energy(waveforms[row])[keep[row]].mean())
+            clean = ge2e_mel_of_frames(frames[row, keep[row]]) * np.float32(gain)
             for part in self._cut(clean):
                 partials.append(part)
                 owner.append(row)

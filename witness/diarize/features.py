@@ -101,22 +101,35 @@ def _hann(length: int) -> np.ndarray:
     return 0.5 - 0.5 * np.cos(2.0 * np.pi * np.arange(length) / length)
 
 
-def ge2e_mel(waveform: np.ndarray, center: bool = True) -> np.ndarray:
-    """GE2E encoder input: power mel spectrogram.
+def ge2e_frames(waveform: np.ndarray, center: bool = True) -> np.ndarray:
+    """The 400-sample frames behind ``ge2e_mel``: a read-only view (..., frames, 400).
 
-    waveform: (..., samples) float32. Returns (..., frames, 40) float32: with ``center``
-    (librosa's default) 1 + samples // 160 frames, frame k centred on sample 160 k over 200
-    padded zeros at each end; without, 1 + (samples - 400) // 160 frames, frame k covering
-    samples [160 k, 160 k + 400) (for a caller that supplies the context itself).
+    With ``center`` (librosa's default) 1 + samples // 160 frames, frame k centred on sample
+    160 k over 200 padded zeros at each end; without, 1 + (samples - 400) // 160 frames, frame
+    k covering samples [160 k, 160 k + 400) (for a caller that supplies the context itself).
     """
     waveform = np.asarray(waveform, dtype=np.float32)
     if center:
         pad = [(0, 0)] * (waveform.ndim - 1) + [(GE2E_N_FFT // 2, GE2E_N_FFT // 2)]
         waveform = np.pad(waveform, pad)
-    frames = _frames(waveform, GE2E_N_FFT, GE2E_HOP)
+    return _frames(waveform, GE2E_N_FFT, GE2E_HOP)
+
+
+def ge2e_mel_of_frames(frames: np.ndarray) -> np.ndarray:
+    """Power mel of raw frames: (..., 400) float32 → (..., 40) float32 (periodic Hann window,
+    power spectrum, Slaney filters). Lets a caller transform only the frames it keeps."""
     spectrum = np.fft.rfft(frames * _hann(GE2E_N_FFT).astype(np.float32), axis=-1)
     power = spectrum.real ** 2 + spectrum.imag ** 2
     return (power @ slaney_mel_filters().T.astype(np.float32)).astype(np.float32)
+
+
+def ge2e_mel(waveform: np.ndarray, center: bool = True) -> np.ndarray:
+    """GE2E encoder input: power mel spectrogram.
+
+    waveform: (..., samples) float32. Returns (..., frames, 40) float32, frames as in
+    ``ge2e_frames``.
+    """
+    return ge2e_mel_of_frames(ge2e_frames(waveform, center))
 
 
 def frame_energy(waveform: np.ndarray, hop: int = GE2E_HOP) -> np.ndarray:

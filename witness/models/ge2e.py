@@ -92,7 +92,7 @@ def forward_numpy(weights: Ge2eWeights, mels: np.ndarray) -> np.ndarray:
         c = np.zeros((batch, HIDDEN))
         outputs = []
         for t in range(x.shape[1]):
-            z = x[:, t] @ layer.w_ih.T.astype(np.float64) + layer.b_ih + h @ layer.w_hh.T + layer.b_hh
+            z = x[:, t] @ layer.w_ih.T + layer.b_ih + h @ layer.w_hh.T + layer.b_hh
             i, f, g, o = np.split(z, 4, axis=1)
             c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
             h = _sigmoid(o) * np.tanh(c)
@@ -181,6 +181,7 @@ def convert(checkpoint: str | Path, source_sha256: str, out_path: str | Path) ->
     tmp = temp_beside(out_path)
     try:
         onnx.save(model, str(tmp))
+        tmp.chmod(0o644)  # a cache file like any download, not mkstemp's private 0600
         # Positive mel-like energies over a few decades: wide enough to exercise every gate.
         probe = np.random.default_rng(0).lognormal(-4.0, 2.0, (2, 50, N_MELS)).astype(np.float32)
         deviation = max_deviation(tmp, weights, probe)

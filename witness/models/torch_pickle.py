@@ -116,8 +116,8 @@ def load_legacy_checkpoint(path: str | Path) -> Any:
             return _load(f, path)
     except ModelError:
         raise
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError,
-            struct.error) as exc:
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, KeyError,
+            IndexError, struct.error) as exc:
         raise ModelError(f"unreadable torch checkpoint ({exc}); download it again", path) from None
 
 
