@@ -4,12 +4,16 @@ per (window, speaker), per-window masked versus pooled partials, on the sample c
 Masks come from the human RTTM (tiled with the audio), so the embedding work is what a real
 run would do without depending on the clustering code.
 
-    PYTHONPATH=. python scripts/bench_diarize_models.py --minutes 10 --threads 2
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python scripts/bench_diarize_models.py --minutes 10 --threads 2
+
+Multi-threaded OpenBLAS made each small numpy matmul of the frontends ~35x slower here
+(8 ms instead of 0.2 ms for (1001, 201) @ (201, 40)); run with one BLAS thread.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -80,10 +84,12 @@ def bench_embeddings(audio: np.ndarray, turns: list[Turn], threads: int, batch_s
     embedder = GE2EEmbedder(ge2e_onnx_path(), threads=threads, batch_size=batch_size)
     embedder.embed_partials(np.zeros((1, 160, 40), np.float32))
 
+    warm = embedder.partials_embedded
     began = time.perf_counter()
     per_window = [embedder.embed(np.stack([audio[s:s + WINDOW_SAMPLES] for s in rows]), masks)
                   for rows, masks in batches]
     per_window_s = time.perf_counter() - began
+    per_window_partials = embedder.partials_embedded - warm
 
     pooled = PooledGE2E(embedder, audio)
     began = time.perf_counter()
@@ -96,7 +102,7 @@ def bench_embeddings(audio: np.ndarray, turns: list[Turn], threads: int, batch_s
     print(f"GE2E, {threads} thread(s), batch {batch_size}: {n_rows} (window, speaker) rows over "
           f"{seconds / 60:.0f} min")
     print(f"  per-window masked: {per_window_s:.1f} s, RTF {per_window_s / seconds:.4f}, "
-          f"{n_rows / per_window_s:.1f} rows/s")
+          f"{n_rows / per_window_s:.1f} rows/s, {per_window_partials} partials")
     print(f"  pooled partials:   {pooled_s:.1f} s, RTF {pooled_s / seconds:.4f}, "
           f"{pooled.partials_embedded} partials, {per_window_s / pooled_s:.1f}x faster; "
           f"median cosine to per-window {cosine:.3f}")
@@ -110,9 +116,11 @@ def main() -> None:
     parser.add_argument("--skip-segmentation", action="store_true")
     args = parser.parse_args()
     audio, turns = tiled_call(args.minutes)
+    print("load average before: %.1f %.1f %.1f (other processes share these cores)" % os.getloadavg())
     if not args.skip_segmentation:
-        for batch_size in (None, 8):
-            bench_segmentation(audio, args.threads, batch_size)
+        for threads in sorted({1, args.threads}):
+            for batch_size in (None, 8):
+                bench_segmentation(audio, threads, batch_size)
     bench_embeddings(audio, turns, args.threads, args.embed_batch)
 
 
