@@ -91,7 +91,7 @@ def test_segmentation_finds_the_two_speakers_of_the_sample_call(model, audio, sa
     turns = read_rttm(sample_call / "sample.rttm")["sample"]
     agree, total = 0, 0
     for start, window_scores in zip(starts, scores):
-        centres = (start + 135 + 270 * np.arange(FRAMES_PER_WINDOW)) / 16_000
+        centres = (start + 495 + 270 * np.arange(FRAMES_PER_WINDOW)) / 16_000  # frame j: [270 j, 270 j + 991)
         reference = np.zeros(FRAMES_PER_WINDOW, dtype=bool)
         for turn in turns:
             reference |= (centres >= turn.start) & (centres < turn.end)
