@@ -12,6 +12,7 @@ import webvtt
 from witness.errors import WitnessError
 from witness.merge import merge
 from witness.rttm import parse_rttm
+from witness.timecode import parse_timestamp
 from witness.transcript import AudioMeta, Transcript, Turn, Word
 from witness.writers import WRITERS, check_outputs_free, output_paths, subtitle_cues, write_outputs
 
@@ -86,7 +87,9 @@ def test_vtt_parses_back_with_voices(transcript, tmp_path):
     assert len(captions) == len(cues)
     assert captions[0].voice == "SPEAKER_00" and captions[0].text == "Hello?"
     assert html.unescape(captions[3].text) == "Neither did I. <yes> & more."  # escaped as WebVTT requires
-    assert captions[0].start_in_seconds == pytest.approx(cues[0].start, abs=1e-3)
+    for caption, cue in zip(captions, cues):
+        assert parse_timestamp(caption.start) == pytest.approx(cue.start, abs=1e-3)
+        assert parse_timestamp(caption.end) == pytest.approx(cue.end, abs=1e-3)
 
 
 def test_rttm_round_trips(transcript):
