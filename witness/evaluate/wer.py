@@ -48,9 +48,11 @@ class WerResult:
 def align_words(reference: Sequence[str], hypothesis: Sequence[str]) -> tuple[AlignedPair, ...]:
     """A minimum-edit alignment of two word sequences (unit costs), in order.
 
-    Where several alignments cost the same, the back-trace prefers the diagonal (hit or
-    substitution), then a deletion, then an insertion. Memory is one byte per
-    (reference word, hypothesis word) pair; time is O(len(reference) * len(hypothesis)).
+    Among the alignments with the fewest edits it picks one with the fewest substitutions
+    (most hits): ``a b c`` against ``a c x`` aligns ``c`` with ``c`` (one deletion, one
+    insertion) rather than substituting twice. Remaining ties go to the diagonal, then a
+    deletion, then an insertion. Memory is one byte per (reference word, hypothesis word)
+    pair; time is O(len(reference) * len(hypothesis)).
     """
     back = _back_pointers(reference, hypothesis)
     pairs: list[AlignedPair] = []
@@ -73,23 +75,27 @@ def align_words(reference: Sequence[str], hypothesis: Sequence[str]) -> tuple[Al
 def _back_pointers(reference: Sequence[str], hypothesis: Sequence[str]) -> np.ndarray:
     """Back-pointer table, shape (len(reference) + 1, len(hypothesis) + 1), uint8.
 
-    Row by row: the diagonal and up moves come from the previous row; the left moves
-    (insertions) are a running minimum, cost[j] = j + min_{k<=j}(candidate[k] - k).
+    Costs are lexicographic, edits first and substitutions second, folded into one
+    integer: an edit costs ``step`` (more than the substitutions any alignment can hold)
+    and a substitution one more. Row by row: the diagonal and up moves come from the
+    previous row; the left moves (insertions) are a running minimum,
+    cost[j] = j * step + min_{k<=j}(candidate[k] - k * step).
     """
     n, m = len(reference), len(hypothesis)
+    step = n + m + 1
     vocabulary: dict[str, int] = {}
     ref_ids = np.array([vocabulary.setdefault(w, len(vocabulary)) for w in reference], dtype=np.int64)
     hyp_ids = np.array([vocabulary.setdefault(w, len(vocabulary)) for w in hypothesis], dtype=np.int64)
     back = np.empty((n + 1, m + 1), dtype=np.uint8)
     back[0, :] = _LEFT
     back[:, 0] = _UP
-    columns = np.arange(m + 1, dtype=np.int64)
+    columns = np.arange(m + 1, dtype=np.int64) * step
     previous = columns.copy()
     for i in range(1, n + 1):
-        diagonal = previous[:-1] + (hyp_ids != ref_ids[i - 1])
-        up = previous[1:] + 1
+        diagonal = previous[:-1] + (hyp_ids != ref_ids[i - 1]) * (step + 1)
+        up = previous[1:] + step
         candidate = np.empty(m + 1, dtype=np.int64)
-        candidate[0] = i
+        candidate[0] = i * step
         candidate[1:] = np.minimum(diagonal, up)
         current = columns + np.minimum.accumulate(candidate - columns)
         row = np.full(m, _LEFT, dtype=np.uint8)
