@@ -12,3 +12,10 @@ from witness import __version__
 @click.version_option(__version__, prog_name="witness")
 def main() -> None:
     """Speaker-labelled transcripts of recorded calls."""
+
+
+from witness.cli.evaluate import evaluate  # noqa: E402  (commands register after the group)
+from witness.cli.quote import quote  # noqa: E402
+
+main.add_command(evaluate)
+main.add_command(quote)

@@ -66,6 +66,8 @@ def read_uem(path: str | Path) -> dict[str, list[Interval]]:
     """Scored regions per file id from a UEM file (``<file-id> <channel> <start> <end>`` lines)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read UEM ({exc.__class__.__name__}: {exc})", path) from None
     regions: dict[str, list[Interval]] = {}

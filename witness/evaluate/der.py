@@ -23,27 +23,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Mapping, NamedTuple, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from witness.evaluate.conventions import CONVENTIONS, Convention  # noqa: F401  (re-exported)
 from witness.evaluate.regions import Interval, crop, scored_regions
 from witness.transcript import Turn
-
-
-class Convention(NamedTuple):
-    """How a DER is published: ± collar seconds around reference boundaries; overlap skipped or scored."""
-
-    collar: float
-    skip_overlap: bool
-
-
-CONVENTIONS: Mapping[str, Convention] = {
-    "strict": Convention(collar=0.0, skip_overlap=False),
-    "paper": Convention(collar=0.25, skip_overlap=False),
-    "lenient": Convention(collar=0.25, skip_overlap=True),
-}
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,8 @@ def read_stm(path: str | Path) -> list[StmSegment]:
     """Segments of an STM file (InputError when unreadable, malformed or empty)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read STM ({exc.__class__.__name__}: {exc})", path) from None
     segments = parse_stm(text, str(path))

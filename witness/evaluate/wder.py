@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from witness.evaluate.wer import AlignedPair, align_words
+from witness.evaluate.wer import AlignedPair, WerResult, align_words, wer_from_alignment
 from witness.evaluate.words import SpeakerWord
 
 
@@ -66,6 +66,12 @@ def word_diarization_error(
         mapping=mapping,
     )
 
+
+
+def score_words(reference: Sequence[SpeakerWord], hypothesis: Sequence[SpeakerWord]) -> tuple[WerResult, WderResult]:
+    """WER and WDER of two speaker-labelled word sequences, from one alignment."""
+    alignment = align_words([w.text for w in reference], [w.text for w in hypothesis])
+    return wer_from_alignment(alignment), word_diarization_error(reference, hypothesis, alignment)
 
 def _optimal_mapping(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
     """Hypothesis → reference labels maximising the number of agreeing pairs."""

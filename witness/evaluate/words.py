@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable
 
-from witness.evaluate.stm import StmSegment
+from witness.evaluate.stm import StmSegment, read_stm, segments_of_file
 from witness.textnorm import normalize_words
-from witness.transcript import Transcript
+from witness.transcript import Transcript, read_transcript
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,18 @@ def words_from_stm(segments: Iterable[StmSegment]) -> tuple[SpeakerWord, ...]:
     for segment in segments:
         out.extend(_labelled(normalize_words(segment.text), segment.speaker))
     return tuple(out)
+
+
+def read_reference_words(path: str | Path, recording: str) -> tuple[SpeakerWord, ...]:
+    """Reference words from a witness JSON (``*.json``) or an STM file (anything else).
+
+    ``recording`` picks the file id in an STM that holds several (see
+    :func:`witness.evaluate.stm.segments_of_file`).
+    """
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        return words_from_transcript(read_transcript(path))
+    return words_from_stm(segments_of_file(read_stm(path), recording, str(path)))
 
 
 def _labelled(texts: list[str], speaker: str | None) -> list[SpeakerWord]:
