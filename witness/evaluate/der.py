@@ -11,12 +11,13 @@ hypothesis speakers mapped onto an active reference speaker:
     confusion   += d * (min(N_ref, N_hyp) - N_correct)
     total       += d * N_ref
 
-DER = (missed + false_alarm + confusion) / total (0.0 when all are zero, 1.0 when only
-``total`` is). The mapping is one-to-one and maximises the co-occurrence time of mapped
+DER = (missed + false_alarm + confusion) / total; with no reference speech (total 0) it
+is 0.0 without errors and 1.0 with some, as in pyannote.metrics. The mapping is one-to-one and maximises the co-occurrence time of mapped
 pairs (Hungarian method); hypothesis speakers left unmapped are always wrong.
 
 ``collar`` is ± seconds around every reference boundary (md-eval, dscore); note that
 pyannote.metrics' ``collar`` is the total width, so collar=0.25 here is its collar=0.5.
+The published conventions (strict, paper, lenient) are in ``conventions.py``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from witness.evaluate.conventions import CONVENTIONS, Convention  # noqa: F401  (re-exported)
 from witness.evaluate.regions import Interval, crop, scored_regions
 from witness.transcript import Turn
 
