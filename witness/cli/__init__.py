@@ -77,9 +77,12 @@ def main(ctx: click.Context, debug: bool, verbose: bool, quiet: bool) -> None:
 
 
 def _register() -> None:
+    from witness.cli.evaluate import evaluate
+    from witness.cli.quote import quote
     from witness.cli.transcribe import transcribe
 
-    main.add_command(transcribe)
+    for command in (transcribe, quote, evaluate):
+        main.add_command(command)
 
 
 _register()
