@@ -9,19 +9,14 @@ from __future__ import annotations
 import wave
 from pathlib import Path
 
-from witness.evaluate.stm import read_stm
-from witness.transcript import AudioMeta, Transcript, Turn, Utterance, Word, speakers_in_order
+from witness.evaluate.stm import read_stm, spread_words
+from witness.transcript import AudioMeta, Transcript, Turn, Utterance, speakers_in_order
 
 
 def transcript_from_stm(stm: Path, audio: Path) -> Transcript:
     utterances = []
     for segment in read_stm(stm):
-        texts = segment.text.split()
-        step = (segment.end - segment.start) / len(texts)
-        words = tuple(
-            Word(segment.start + i * step, segment.start + (i + 1) * step, text, 1.0, segment.speaker)
-            for i, text in enumerate(texts)
-        )
+        words = tuple(spread_words([segment]))
         utterances.append(Utterance(segment.speaker, segment.start, segment.end, segment.text, words))
     with wave.open(str(audio), "rb") as w:
         duration = w.getnframes() / w.getframerate()

@@ -29,7 +29,7 @@ def test_grep_originally_from_chicago(sample_json):
     assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines() == [
         'At 00:14.4–00:17.8 Sheila says "And I\'m Sheila in Texas, originally from Chicago."',
-        'At 00:17.7–00:20.2 Diane says "Oh, I\'m originally from Chicago also."',
+        'At 00:17.8–00:20.1 Diane says "Oh, I\'m originally from Chicago also."',
     ]
     assert result.stderr == ""
     as_json = json.loads(run("quote", str(sample_json), "--grep", "ORIGINALLY from chicago", "--json").stdout)
@@ -43,13 +43,13 @@ def test_at_range_speaker_context(sample_json):
     ranged = run("quote", str(sample_json), "--from", "0:20", "--to", "0:25", "--speaker", "SHEILA")
     assert ranged.stdout.splitlines() == [
         'At 00:21.9–00:24.0 Sheila says "Well, there isn\'t that much difference."',
-        'At 00:24.0–00:28.5 Sheila says "At least you know, they all call me a Yankee down here, so what can I say?"',
+        'At 00:24.1–00:28.4 Sheila says "At least you know, they all call me a Yankee down here, so what can I say?"',
     ]
     context = run("quote", str(sample_json), "15", "-C", "1").stdout.splitlines()
     assert context == [
         "  [00:12.5] Diane: This is Diane in New Jersey.",
         'At 00:15.0 Sheila says "And I\'m Sheila in Texas, originally from Chicago."',
-        "  [00:17.7] Diane: Oh, I'm originally from Chicago also.",
+        "  [00:17.8] Diane: Oh, I'm originally from Chicago also.",
     ]
 
 

@@ -92,7 +92,7 @@ def test_empty_transcript():
 
 def test_text_forms(hand):
     (at,) = find_quotes(hand, QuoteQuery(at=3.25))
-    assert format_quote(at) == 'At 00:03.2 B says "I said well known words"'
+    assert format_quote(at) == 'At 00:03.3 B says "I said well known words"'
     (unattributed,) = find_quotes(hand, QuoteQuery(at=7.2))
     assert format_quote(unattributed) == 'At 00:07.2 (unattributed) says "mumble"'
     with_context = format_quotes(find_quotes(hand, QuoteQuery(phrase="known words", context=1)))

@@ -95,7 +95,7 @@ def check_query(transcript: Transcript, query: QuoteQuery, source: str | None = 
     end = audio_end(transcript)
     for what, time in (("time", query.at), ("range start", query.start)):
         if time is not None and time > end:
-            raise InputError(f"{what} {format_clock(time)} is past the end of the audio ({_clock_up(end)})", source)
+            raise InputError(f"{what} {format_clock(time)} is past the end of the audio ({format_clock(end)})", source)
     if query.start is not None and query.end is not None and query.end <= query.start:
         raise InputError(f"the range ends before it starts ({format_clock(query.start)} to {format_clock(query.end)})", source)
     if query.phrase is not None and not normalize_words(query.phrase):
@@ -161,7 +161,7 @@ def format_quote(quote: Quote) -> str:
     if quote.at is not None and quote.match is None:
         when = format_clock(quote.at)
     else:
-        when = f"{format_clock(u.start)}–{_clock_up(u.end)}"
+        when = f"{format_clock(u.start)}–{format_clock(u.end)}"
     return f'At {when} {_speaker(u)} says "{u.text.strip()}"'
 
 
@@ -182,14 +182,6 @@ def format_quotes(quotes: Sequence[Quote]) -> str:
 
 def _speaker(u: Utterance) -> str:
     return u.speaker if u.speaker is not None else UNATTRIBUTED_LABEL
-
-
-def _clock_up(seconds: float) -> str:
-    """Like format_clock, but rounded up to the tenth, so a printed end is never early."""
-    return format_clock(math.ceil(round(seconds * 10, 6)) / 10)
-
-
-# --- JSON form ------------------------------------------------------------------------
 
 
 def quotes_to_json(quotes: Sequence[Quote], query: QuoteQuery, source: str | None = None) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from witness.errors import InputError
+from witness.transcript import Word
 
 IGNORE = "ignore_time_segment_in_scoring"
 
@@ -79,3 +80,14 @@ def segments_of_file(segments: list[StmSegment], wanted: str, source: str | None
         shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
         raise InputError(f"holds several recordings ({shown}) and none is named {wanted!r}", source)
     return sorted((s for s in segments if s.file_id == chosen), key=lambda s: (s.start, s.end))
+
+
+def spread_words(segments: list[StmSegment]) -> list[Word]:
+    """Words of the segments, each line's span shared evenly among its words, each word
+    carrying the line's speaker: a stand-in for ASR output when testing the merge."""
+    words: list[Word] = []
+    for s in segments:
+        texts = s.text.split()
+        step = (s.end - s.start) / max(1, len(texts))
+        words += [Word(s.start + i * step, s.start + (i + 1) * step, t, 1.0, s.speaker) for i, t in enumerate(texts)]
+    return words
