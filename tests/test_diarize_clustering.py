@@ -126,6 +126,10 @@ def test_speaker_bounds_with_vbx(fixtures_dir, bounds, found):
 def test_speaker_bounds_are_validated():
     assert SpeakerBounds().target is None and SpeakerBounds().high == float("inf")
     assert SpeakerBounds(num_speakers=3, min_speakers=5).target == 3
+    assert SpeakerBounds(min_speakers=2, max_speakers=4).forced_count(5) == 4
+    assert SpeakerBounds(min_speakers=2, max_speakers=4).forced_count(1) == 2
+    assert SpeakerBounds(min_speakers=2, max_speakers=4).forced_count(3) is None
+    assert SpeakerBounds(min_speakers=5).within(3).target == 3  # never more than the embeddings
     with pytest.raises(ValueError, match="must not exceed"):
         SpeakerBounds(min_speakers=4, max_speakers=2)
     with pytest.raises(ValueError, match=">= 1"):

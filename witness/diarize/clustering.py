@@ -66,6 +66,19 @@ class SpeakerBounds:
         """The exact number of speakers when the bounds fix it, else None."""
         return self.low if self.low == self.high else None
 
+    def within(self, n: int) -> SpeakerBounds:
+        """These bounds clamped to 1..n (there cannot be more speakers than embeddings)."""
+        low, high = max(1, min(n, self.low)), max(1, int(min(n, self.high)))
+        return SpeakerBounds(min_speakers=low, max_speakers=high)
+
+    def forced_count(self, found: int) -> int | None:
+        """The number of speakers to force when ``found`` breaks the bounds, else None."""
+        if self.target is not None:
+            return self.target
+        if found < self.low:
+            return self.low
+        return int(self.high) if found > self.high else None
+
 
 @dataclass(frozen=True)
 class TrainingSet:
@@ -77,7 +90,9 @@ class TrainingSet:
     speaker_idx: np.ndarray
 
 
-def filter_embeddings(embeddings: np.ndarray, segmentations: Segmentations, min_active_ratio: float = 0.2) -> TrainingSet:
+def filter_embeddings(
+    embeddings: np.ndarray, segmentations: Segmentations, min_active_ratio: float = 0.2
+) -> TrainingSet:
     """Keep embeddings (chunks, local, dim) whose local speaker is the only active speaker in
     at least ``min_active_ratio`` of the window's frames and that contain no NaN."""
     data = np.nan_to_num(segmentations.data, nan=0.0)
@@ -182,10 +197,9 @@ def ahc_clusters(
     dendrogram = _dendrogram(normed, method)
     labels = fcluster(dendrogram, threshold, criterion="distance")
     num_large = int(np.sum(np.unique(labels, return_counts=True)[1] >= min_size))
-    low, high = max(1, min(n, bounds.low)), max(1, min(n, bounds.high))
-    target = low if low == high else (low if num_large < low else high if num_large > high else None)
+    target = bounds.within(n).forced_count(num_large)
     if target is not None and num_large != target:
-        labels = _cut_for_count(dendrogram, threshold, int(target), min_size)
+        labels = _cut_for_count(dendrogram, threshold, target, min_size)
     return _merge_small(normed, labels, min_size)
 
 
@@ -234,9 +248,8 @@ def cluster(
     constrained = config.constrained_assignment
     if config.method == "vbx" and plda is not None:
         centroids = _vbx_centroids(train, config, plda)
-        found = len(centroids)
-        target = bounds.target or (bounds.low if found < bounds.low else int(bounds.high) if found > bounds.high else None)
-        if target is not None and target != found:
+        target = bounds.forced_count(len(centroids))
+        if target is not None and target != len(centroids):
             # as pyannote, re-cluster to the requested count and assign without the constraint,
             # which could otherwise inflate the number of speakers (AHC cut instead of k-means)
             labels = ahc_clusters(train.embeddings, config.threshold, config.linkage, 1, SpeakerBounds(target))

@@ -56,10 +56,13 @@ def binarize_top_speakers(activations: np.ndarray, count: np.ndarray) -> np.ndar
     """
     num_frames, num_speakers = activations.shape
     width = max(num_speakers, int(count.max(initial=0)))
-    padded = np.zeros((num_frames, width), dtype=np.float64)
+    padded = np.zeros((num_frames, width), dtype=np.float32)
     padded[:, :num_speakers] = activations
-    rank = np.argsort(np.argsort(-padded, axis=1, kind="stable"), axis=1, kind="stable")
-    return (rank < np.asarray(count, dtype=np.int64)[:, None]).astype(np.uint8)
+    order = np.argsort(-padded, axis=1, kind="stable")  # best speaker first
+    chosen = np.arange(width)[None, :] < np.asarray(count, dtype=np.int64)[:, None]
+    binary = np.zeros((num_frames, width), dtype=np.uint8)
+    np.put_along_axis(binary, order, chosen.astype(np.uint8), axis=1)
+    return binary
 
 
 def _runs(active: np.ndarray) -> list[tuple[int, int]]:

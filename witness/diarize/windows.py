@@ -58,6 +58,10 @@ class Segmentations:
         speaker ``s`` of any other window.
     window: the sliding segmentation window (``window.start_of(c)`` is where chunk c starts).
     frame_step, frame_duration: the model's output frame resolution in seconds.
+
+    When windows stream in, fill a preallocated float32 (chunks, frames, speakers) array row
+    by row and wrap it at the end: wrapping a float32 array makes no copy (a 3-hour file at a
+    1 s step is 10,800 x 589 x 3 float32 = 76 MB).
     """
 
     data: np.ndarray
