@@ -52,7 +52,7 @@ def test_vbx_clustering_reproduces_pyannotes_hard_clusters(fixtures_dir):
     before = embeddings.copy()
     clusters = cluster(embeddings, seg, ClusteringConfig(), plda=FixturePlda(fixtures_dir))
     np.testing.assert_array_equal(clusters.hard, load(fixtures_dir, "pipeline_hard_clusters.npy"))
-    assert clusters.hard.dtype == np.int8 and clusters.centroids.shape == (2, 256)
+    assert clusters.hard.dtype == np.int32 and clusters.centroids.shape == (2, 256)
     np.testing.assert_array_equal(embeddings, before)
 
 

@@ -21,7 +21,7 @@ UNASSIGNED = -2  # pyannote's marker for "no global speaker" in hard clusters
 class Clusters:
     """Result of clustering.
 
-    hard: (chunks, local_speakers) int8: global speaker of each local speaker, ``UNASSIGNED``
+    hard: (chunks, local_speakers) int32: global speaker of each local speaker, ``UNASSIGNED``
         (-2) for inactive or unassigned local speakers.
     soft: (chunks, local_speakers, num_clusters) float64: 1 + cosine similarity of each
         embedding to each centroid (NaN for a NaN embedding).
@@ -60,8 +60,8 @@ def label_centroids(embeddings: np.ndarray, labels: np.ndarray, num_clusters: in
 
 
 def _constrained_argmax(scores: np.ndarray) -> np.ndarray:
-    """(chunks, local) int8: per window, the assignment maximising the summed scores."""
-    hard = np.full(scores.shape[:2], UNASSIGNED, dtype=np.int8)
+    """(chunks, local) int32: per window, the assignment maximising the summed scores."""
+    hard = np.full(scores.shape[:2], UNASSIGNED, dtype=np.int32)
     for c, window in enumerate(scores):
         speakers, clusters = linear_sum_assignment(window, maximize=True)
         hard[c, speakers] = clusters
@@ -79,12 +79,12 @@ def assign(embeddings: np.ndarray, centroids: np.ndarray, active: np.ndarray, co
     chunks, local, dim = embeddings.shape
     soft = 1.0 + cosine_similarity(embeddings.reshape(-1, dim), centroids).reshape(chunks, local, -1)
     if not np.any(np.isfinite(soft)):
-        hard = np.zeros((chunks, local), dtype=np.int8)
+        hard = np.zeros((chunks, local), dtype=np.int32)
     elif constrained:
         floor = np.nanmin(soft) - 1.0  # below any real score
         scores = np.where(np.isnan(soft) | ~active[:, :, None], floor, soft)
         hard = _constrained_argmax(scores)
     else:
-        hard = np.argmax(np.nan_to_num(soft, nan=-np.inf), axis=2).astype(np.int8)
-    hard = np.where(active, hard, UNASSIGNED).astype(np.int8)
+        hard = np.argmax(np.nan_to_num(soft, nan=-np.inf), axis=2).astype(np.int32)
+    hard = np.where(active, hard, UNASSIGNED).astype(np.int32)
     return Clusters(hard=hard, soft=soft, centroids=np.asarray(centroids, dtype=np.float64))
