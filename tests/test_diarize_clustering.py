@@ -7,7 +7,7 @@ import pytest
 from diarize_data import PREFIXES, load, same_partition, segmentations
 
 from witness.diarize.assign import UNASSIGNED, cosine_similarity
-from witness.diarize.clustering import SpeakerBounds, ahc, cluster, filter_embeddings
+from witness.diarize.clustering import SpeakerBounds, ahc, ahc_clusters, cluster, filter_embeddings
 from witness.diarize.config import PYANNOTE_3_1, ClusteringConfig
 from witness.diarize.windows import Segmentations
 from witness.rttm import read_rttm
@@ -148,3 +148,47 @@ def test_cosine_similarity_equals_the_fixture(fixtures_dir):
     np.testing.assert_allclose(
         cosine_similarity(vectors, vectors), load(fixtures_dir, "cosine_sim_expected.npy"), rtol=0, atol=1e-6
     )
+
+
+def _on_circle(degrees):
+    """(n, 2) float32 unit vectors at the given angles."""
+    radians = np.radians(np.asarray(degrees, dtype=np.float64))
+    return np.stack([np.cos(radians), np.sin(radians)], axis=1).astype(np.float32)
+
+
+def _groups(sizes, rng, spread=0.05, dim=16):
+    """Points around random directions: (sum(sizes), dim) float32 and their group ids."""
+    centres = rng.normal(size=(len(sizes), dim))
+    ids = np.repeat(np.arange(len(sizes)), sizes)
+    return (centres[ids] + spread * rng.normal(size=(len(ids), dim))).astype(np.float32), ids
+
+
+def _on_circle(degrees):
+    """(n, 2) float32 unit vectors at the given angles."""
+    radians = np.radians(np.asarray(degrees, dtype=np.float64))
+    return np.stack([np.cos(radians), np.sin(radians)], axis=1).astype(np.float32)
+
+
+def test_small_clusters_join_the_closest_large_one():
+    jitter = [-2.0, -1.0, 0.0, 1.0, 2.0, 0.5]
+    groups = [  # (angle in degrees, the large group it belongs with)
+        *[(0 + j, 0) for j in jitter],
+        *[(90 + j, 1) for j in jitter],
+        *[(180 + j, 2) for j in jitter],
+        *[(270 + j, 3) for j in jitter],
+        (62, 1), (63, 1), (300, 3), (301, 3), (330, 0), (331, 0),  # three stray pairs
+    ]
+    embeddings = _on_circle([angle for angle, _ in groups])
+    assert ahc(embeddings, threshold=0.2).max() + 1 == 7  # each pair is a cluster of its own
+    labels = ahc_clusters(embeddings, threshold=0.2, min_cluster_size=3)
+    assert same_partition(labels, [group for _, group in groups])
+
+
+def test_ahc_cuts_the_dendrogram_at_the_requested_count():
+    points, ids = _groups([10, 10, 10, 10], np.random.default_rng(1))
+    assert same_partition(ahc_clusters(points, threshold=0.5), ids)
+    for count in (1, 2, 3, 5):
+        labels = ahc_clusters(points, threshold=0.5, bounds=SpeakerBounds(num_speakers=count))
+        assert labels.max() + 1 == count
+    assert ahc_clusters(points, 0.5, bounds=SpeakerBounds(max_speakers=2)).max() + 1 == 2
+    assert ahc_clusters(points, 0.5, bounds=SpeakerBounds(min_speakers=6)).max() + 1 == 6

@@ -161,19 +161,18 @@ def _cut_for_count(dendrogram: np.ndarray, threshold: float, target: int, min_si
 
 def _merge_small(normed: np.ndarray, labels: np.ndarray, min_size: int) -> np.ndarray:
     """Move clusters of < min_size items to the large cluster with the closest centroid."""
-    ids, sizes = np.unique(labels, return_counts=True)
-    large, small = ids[sizes >= min_size], ids[sizes < min_size]
+    labels = _renumber(labels)
+    sizes = np.bincount(labels)
+    large, small = np.flatnonzero(sizes >= min_size), np.flatnonzero(sizes < min_size)
     if len(large) == 0:
         return np.zeros(len(labels), dtype=np.int64)
     if len(small) == 0:
-        return _renumber(labels)
-    large_c = _normalized(label_centroids(normed, np.searchsorted(large, labels), len(large)))
-    small_c = _normalized(label_centroids(normed, np.searchsorted(small, labels), len(small)))
-    nearest = large[np.argmax(small_c @ large_c.T, axis=1)]  # cosine: closest centroid
-    merged = labels.copy()
-    for k, target in zip(small, nearest):
-        merged[labels == k] = target
-    return _renumber(merged)
+        return labels
+    centroids = _normalized(label_centroids(normed, labels, len(sizes)))
+    nearest = large[np.argmax(centroids[small] @ centroids[large].T, axis=1)]  # cosine: closest
+    destination = np.arange(len(sizes))
+    destination[small] = nearest
+    return _renumber(destination[labels])
 
 
 def ahc_clusters(
