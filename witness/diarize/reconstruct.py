@@ -19,7 +19,7 @@ from witness.diarize.config import ReconstructionConfig
 from witness.diarize.windows import Segmentations, SlidingWindow, SpeakerCount
 from witness.transcript import Turn
 
-SEGMENT_PRECISION = 1e-6  # pyannote.core drops segments shorter than this (seconds)
+SEGMENT_PRECISION = 1e-6  # pyannote.core drops segments not longer than this (seconds)
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def frames_to_segments(active: np.ndarray, frames: SlidingWindow) -> list[tuple[
     segments = []
     for first, stop in _runs(active):
         start, end = frames.middle_of(first), frames.middle_of(min(stop, last))
-        if end - start >= SEGMENT_PRECISION:
+        if end - start > SEGMENT_PRECISION:
             segments.append((start, end))
     return segments
 
