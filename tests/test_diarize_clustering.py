@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from diarize_data import PREFIXES, load, same_partition, segmentations
 
+from tests.diarize_data import PREFIXES, load, same_partition, segmentations
 from witness.diarize.assign import UNASSIGNED, cosine_similarity
 from witness.diarize.clustering import SpeakerBounds, ahc, ahc_clusters, cluster, filter_embeddings
 from witness.diarize.config import PYANNOTE_3_1, ClusteringConfig

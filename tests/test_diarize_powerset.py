@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from diarize_data import load
 
+from tests.diarize_data import load
 from witness.diarize.powerset import decode_powerset, num_powerset_classes, powerset_mapping
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from diarize_data import load
 
+from tests.diarize_data import load
 from witness.diarize.plda import Plda
 from witness.diarize.vbx import initial_responsibilities, vbx
 from witness.errors import ModelError
