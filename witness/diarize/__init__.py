@@ -1,1 +1,19 @@
-"""Speaker diarization: models (segmentation, embeddings, VAD) and the numerics around them."""
+"""Speaker diarization after pyannote community-1.
+
+Models (a frontend, an ONNX Runtime session, a sha256-pinned file each):
+- ``features``: the GE2E power mel and the Kaldi fbank in numpy; NaN/Inf guard.
+- ``onnx_session``: lazily created sessions; execution providers and threads as parameters.
+- ``segmentation``: pyannote segmentation-3.0 over lazily cut sliding windows.
+- ``vad``: Silero VAD speech regions and fixed sub-windows (fallback without segmentation).
+- ``embedding`` (+ ``pooled_partials``): GE2E and WeSpeaker speaker embeddings with masks.
+- ``oracle``: reference turns as solo stretches and frame masks (evaluation only).
+
+Model-free numerical stages, one module each (importing this package loads nothing heavy):
+- ``config``: hyperparameters with pyannote's defaults; presets COMMUNITY_1, PYANNOTE_3_1.
+- ``windows``: time grids and the arrays passed between stages (Segmentations, SpeakerCount).
+- ``powerset``: segmentation model output -> per-window local speaker activity.
+- ``aggregate``: overlap-add of windows onto the frame grid; per-frame speaker count.
+- ``clustering`` (+ ``assign``, ``vbx``, ``plda``): embeddings -> global speaker per
+  (window, local speaker).
+- ``reconstruct``: clustered windows -> regular and exclusive speaker turns.
+"""
