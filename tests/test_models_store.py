@@ -80,7 +80,9 @@ def test_download_verifies_and_publishes(server):
     path = store.resolve(spec_for(PAYLOAD, urls=(server,)), progress=lambda s, d, t: seen.append((d, t)))
     assert path == store.cache_dir() / "m.bin" and path.read_bytes() == PAYLOAD
     assert seen[-1] == (len(PAYLOAD), len(PAYLOAD))
-    assert not list(store.cache_dir().glob("*.part"))
+    assert not list(store.cache_dir().glob("*.part*"))
+    assert (store.cache_dir() / "m.bin.sha256").exists()  # the next find does not hash again
+    assert path.stat().st_mode & 0o777 == 0o644 or path.stat().st_mode & 0o044
 
 
 def test_download_resumes_a_partial_file(server):

@@ -28,6 +28,9 @@ def temp_beside(final_path: str | Path) -> Path:
     final.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(name, 0o666 & ~umask)  # mkstemp makes 0600; outputs get the usual mode
     return Path(name)
 
 

