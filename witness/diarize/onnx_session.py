@@ -1,7 +1,7 @@
 """One ONNX Runtime session per model file, created on first use.
 
-The execution providers and the thread count are parameters from the start: the CPU is the
-default; the GPU issue passes CUDA or MIGraphX (with their options) per model.
+The execution provider and the thread count are parameters: the CPU is the default; a GPU
+provider that fails falls back to the CPU with one warning (``witness.accel.providers``).
 """
 
 from __future__ import annotations
@@ -12,22 +12,34 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from witness.accel.providers import ProviderChoice, open_session
 from witness.errors import ModelError
 
 CPU = ("CPUExecutionProvider",)
 
 
+def _as_choice(providers: ProviderChoice | Sequence[Any]) -> ProviderChoice:
+    if isinstance(providers, ProviderChoice):
+        return providers
+    first = providers[0] if providers else "CPUExecutionProvider"
+    name, options = (first if isinstance(first, tuple) else (first, {}))
+    return ProviderChoice("model", name, "requested", int(options.get("device_id", 0)))
+
+
 class LazySession:
     """An ``onnxruntime.InferenceSession`` for ``path``, built on first use (thread-safe).
 
-    providers: execution providers in order of preference, each a name or a (name, options)
-    pair; threads: threads inside one operator (0: ONNX Runtime chooses, i.e. all cores).
+    providers: a ProviderChoice, or provider names in order of preference (the first is
+    used, the CPU is the fallback); threads: threads inside one operator (0: all cores);
+    static_shapes: ((input name, shape), ...) pinned for MIGraphX's compiled-model cache.
     """
 
-    def __init__(self, path: str | Path, providers: Sequence[Any] = CPU, threads: int = 0):
+    def __init__(self, path: str | Path, providers: ProviderChoice | Sequence[Any] = CPU, threads: int = 0,
+                 static_shapes: tuple[tuple[str, tuple[int, ...]], ...] | None = None):
         self.path = Path(path)
-        self.providers = tuple(providers)
+        self.choice = _as_choice(providers)
         self.threads = int(threads)
+        self.static_shapes = static_shapes
         self._session = None
         self._lock = threading.Lock()
 
@@ -39,18 +51,16 @@ class LazySession:
                     self._session = self._create()
         return self._session
 
-    def _create(self):
-        import onnxruntime as ort
+    @property
+    def provider(self) -> str:
+        """The provider the session really runs on (creates the session)."""
+        return self.session.get_providers()[0]
 
+    def _create(self):
         if not self.path.is_file():
             raise ModelError("model file not found", self.path)
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = self.threads
-        so.inter_op_num_threads = 1
-        so.log_severity_level = 3
         try:
-            return ort.InferenceSession(str(self.path), sess_options=so,
-                                        providers=list(self.providers))
+            return open_session(self.path, self.choice, self.threads, self.static_shapes)
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidProtobuf types
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ModelError(f"cannot load the model ({first_line}); delete it and fetch it again",
