@@ -1,0 +1,51 @@
+"""Plan decisions with injected probes: VRAM floor, unknown VRAM, CPU cores, thread split."""
+
+from __future__ import annotations
+
+import pytest
+
+from witness.plan import GIB, EngineDevices, PlanOptions, make_plan
+
+BOTH_GPU = EngineDevices(asr_gpu=True, asr_device="vulkan: Radeon", diarization={"embedding": "migraphx"}, diarization_gpu=True)
+BOTH_CPU = EngineDevices(asr_gpu=False, asr_device="cpu")
+
+
+def test_short_vram_means_serial():
+    plan = make_plan(BOTH_GPU, 3 * GIB, cores=8)
+    assert plan.mode == "serial" and "3.0 GiB is under the 4 GiB floor" in plan.reasons[0]
+
+
+def test_enough_vram_means_parallel():
+    plan = make_plan(BOTH_GPU, 14 * GIB, cores=8)
+    assert plan.mode == "parallel" and plan.free_vram_gib == 14.0
+
+
+@pytest.mark.parametrize("default", ["serial", "parallel"])
+def test_unknown_vram_takes_the_configured_default(default):
+    plan = make_plan(BOTH_GPU, None, cores=8, options=PlanOptions(unknown_vram=default))
+    assert plan.mode == default and "free VRAM unknown" in plan.reasons[0]
+
+
+def test_the_floor_is_configurable_and_flags_win():
+    assert make_plan(BOTH_GPU, 3 * GIB, 8, PlanOptions(min_free_vram_gib=2)).mode == "parallel"
+    assert make_plan(BOTH_GPU, 14 * GIB, 8, PlanOptions(mode="serial")).mode == "serial"
+    assert make_plan(BOTH_GPU, 1 * GIB, 8, PlanOptions(mode="parallel")).reasons[0] == "--parallel asked for"
+
+
+def test_cpu_only_follows_the_measured_core_threshold():
+    assert make_plan(BOTH_CPU, None, cores=2).mode == "serial"
+    assert make_plan(BOTH_CPU, None, cores=16).mode == "parallel"
+
+
+@pytest.mark.parametrize("cores", [1, 2, 3, 4, 8, 16])
+@pytest.mark.parametrize("devices", [BOTH_CPU, BOTH_GPU])
+def test_threads_never_oversubscribe(cores, devices):
+    plan = make_plan(devices, 14 * GIB, cores=cores)
+    if plan.mode == "parallel":
+        assert plan.whisper_threads + plan.onnx_threads <= max(cores, 2)
+    assert plan.whisper_threads >= 1 and plan.onnx_threads >= 1
+
+
+def test_plan_explains_itself_as_json():
+    plan = make_plan(BOTH_GPU, 14 * GIB, cores=8).to_dict()
+    assert plan["mode"] == "parallel" and plan["reasons"][-1].startswith("threads: whisper.cpp")

@@ -1,0 +1,49 @@
+"""Worker processes on real processes: shared audio, progress, errors, and a worker killed by a signal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.worker_engines import refusing_engine, summing_engine
+from witness.errors import InputError
+from witness.workers import CRASH_FOR_TESTS, Job, SharedAudio, Worker, WorkerDied
+
+
+@pytest.fixture
+def audio():
+    shared = SharedAudio.create(np.full(16000, 0.5, dtype=np.float32))
+    yield shared
+    shared.unlink()
+
+
+def test_a_worker_builds_once_and_serves_jobs(audio):
+    seen = []
+    with Worker("asr", summing_engine, (2.0,)) as worker:
+        assert worker.run(Job("a.wav", audio), progress=lambda *p: seen.append(p)) == 16000.0
+        assert worker.run(Job("b.wav", audio)) == 16000.0
+    assert seen == [("sum", 0, 1), ("sum", 1, 1)]
+    assert not worker.alive
+
+
+def test_shared_audio_maps_without_copying(audio):
+    view = audio.open()
+    assert isinstance(view, np.memmap) and not view.flags.writeable and view.shape == (16000,)
+
+
+def test_engine_errors_keep_their_kind_and_name_the_file(audio):
+    with Worker("diarization", refusing_engine) as worker:
+        with pytest.raises(InputError) as err:
+            worker.run(Job("call.wav", audio))
+        assert str(err.value) == "call.wav: too quiet to transcribe"
+        assert worker.alive  # an engine error does not kill the worker
+
+
+def test_a_worker_killed_by_a_signal_gives_a_clear_error(audio, monkeypatch):
+    monkeypatch.setenv(CRASH_FOR_TESTS, "asr:2")
+    with Worker("asr", summing_engine, (1.0,)) as worker:
+        assert worker.run(Job("first.wav", audio)) == 8000.0
+        with pytest.raises(WorkerDied) as err:
+            worker.run(Job("second.wav", audio))
+    assert str(err.value) == "second.wav: the asr worker died (signal SIGKILL) while working on it"
+    assert err.value.signal_name == "SIGKILL"

@@ -1,0 +1,88 @@
+"""The plan: run Whisper and diarization side by side, or one after the other, and with how
+many CPU threads each. A pure function of what the engines run on, free VRAM and the
+machine, so every decision is testable with injected probes and explained in ``reasons``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """``[plan]`` settings."""
+
+    mode: str = "auto"  # "auto", "parallel" or "serial" (--parallel / --serial)
+    min_free_vram_gib: float = 4.0  # below this much free VRAM the engines take turns
+    unknown_vram: str = "serial"  # what to do when free VRAM cannot be read
+    cpu_parallel_min_cores: int = 4  # both engines on the CPU: side by side only from this many cores
+    threads: int = 0  # CPU threads in all (0: every core)
+
+
+@dataclass(frozen=True)
+class EngineDevices:
+    """Where each engine will run: whisper.cpp's backend and each ONNX model's provider."""
+
+    asr_gpu: bool
+    asr_device: str  # e.g. "cpu", "vulkan: NVIDIA H100 80GB HBM3"
+    diarization: dict[str, str] = field(default_factory=dict)  # role -> provider short name
+    diarization_gpu: bool = False
+
+
+@dataclass(frozen=True)
+class Plan:
+    mode: str  # "parallel" or "serial"
+    reasons: tuple[str, ...]
+    whisper_threads: int
+    onnx_threads: int
+    free_vram_gib: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "reasons": list(self.reasons), "whisper_threads": self.whisper_threads,
+                "onnx_threads": self.onnx_threads, "free_vram_gib": self.free_vram_gib}
+
+
+def make_plan(devices: EngineDevices, free_vram: int | None, cores: int, options: PlanOptions = PlanOptions()) -> Plan:
+    """Decide parallel or serial (with reasons) and split the CPU threads between the engines."""
+    cores = max(1, options.threads or cores)
+    mode, reasons = _mode(devices, free_vram, cores, options)
+    whisper_threads, onnx_threads = _threads(mode, devices, cores)
+    reasons.append(f"threads: whisper.cpp {whisper_threads}, ONNX Runtime {onnx_threads} of {cores} cores")
+    vram = None if free_vram is None else round(free_vram / GIB, 2)
+    return Plan(mode, tuple(reasons), whisper_threads, onnx_threads, vram)
+
+
+def _mode(devices: EngineDevices, free_vram: int | None, cores: int, options: PlanOptions) -> tuple[str, list[str]]:
+    if options.mode in ("serial", "parallel"):
+        return options.mode, [f"--{options.mode} asked for"]
+    both_gpu = devices.asr_gpu and devices.diarization_gpu
+    if both_gpu:
+        floor = options.min_free_vram_gib
+        if free_vram is None:
+            return options.unknown_vram, [f"free VRAM unknown: {options.unknown_vram} (the [plan] unknown_vram setting)"]
+        gib = free_vram / GIB
+        if gib < floor:
+            return "serial", [f"free VRAM {gib:.1f} GiB is under the {floor:g} GiB floor: the engines take turns"]
+        return "parallel", [f"free VRAM {gib:.1f} GiB is at least the {floor:g} GiB floor: both engines on the GPU at once"]
+    if devices.asr_gpu or devices.diarization_gpu:
+        return "parallel", ["one engine on the GPU, the other on the CPU: they do not compete"]
+    if cores < options.cpu_parallel_min_cores:
+        return "serial", [f"both engines on {cores} CPU cores: one after the other measured faster below "
+                          f"{options.cpu_parallel_min_cores} cores (scripts/bench_plan.py)"]
+    return "parallel", [f"both engines on the CPU with {cores} cores: side by side, cores split"]
+
+
+def _threads(mode: str, devices: EngineDevices, cores: int) -> tuple[int, int]:
+    """(whisper.cpp threads, ONNX Runtime threads): never more than ``cores`` at once."""
+    if mode == "serial":
+        return cores, cores
+    if devices.diarization_gpu and not devices.asr_gpu:
+        onnx = 1  # feeding the GPU; whisper.cpp on the CPU needs the cores
+    elif devices.asr_gpu and not devices.diarization_gpu:
+        onnx = max(1, cores - 1)  # whisper.cpp on the GPU needs one core to drive it
+    else:
+        onnx = max(1, cores // 4)  # small ONNX models gain little from many threads
+    return max(1, cores - onnx), onnx
