@@ -16,7 +16,7 @@ Nothing here modifies the caller's arrays.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import fastcluster
 import numpy as np
@@ -197,9 +197,20 @@ def ahc_clusters(
     size, shrunk to 10% of n on short files) breaks ``bounds``, the cut with the right count
     closest to the threshold is used instead; small clusters then join the closest large one.
     """
+    return ahc_clusters_found(embeddings, threshold, method, min_cluster_size, bounds)[0]
+
+
+def ahc_clusters_found(
+    embeddings: np.ndarray,
+    threshold: float,
+    method: str = "centroid",
+    min_cluster_size: int = 1,
+    bounds: SpeakerBounds = SpeakerBounds(),
+) -> tuple[np.ndarray, int]:
+    """``ahc_clusters`` and the number of large clusters the threshold gave before ``bounds``."""
     n = len(embeddings)
     if n < 2:
-        return np.zeros(n, dtype=np.int64)
+        return np.zeros(n, dtype=np.int64), n
     min_size = min(min_cluster_size, max(1, round(0.1 * n)))
     normed = _normalized(embeddings)
     dendrogram = _dendrogram(normed, method)
@@ -208,7 +219,7 @@ def ahc_clusters(
     target = bounds.within(n).forced_count(num_large)
     if target is not None and num_large != target:
         labels = _cut_for_count(dendrogram, threshold, target, min_size)
-    return _merge_small(normed, labels, min_size)
+    return _merge_small(normed, labels, min_size), num_large
 
 
 def _fallback_centroid(embeddings: np.ndarray, train: TrainingSet, active: np.ndarray) -> np.ndarray:
@@ -247,16 +258,19 @@ def cluster(
     embeddings: (chunks, local_speakers, dim) float, NaN rows for skipped local speakers.
     segmentations: the binarised per-window activity the embeddings were taken from.
     plda: PLDA parameters; required for VBx, otherwise AHC alone is used.
+    The result's ``found`` is the number of speakers before ``bounds`` forced a count.
     """
     active = segmentations.active_local_speakers()
     train = filter_embeddings(embeddings, segmentations, config.min_active_ratio)
     n = len(train.embeddings)
     if n < 2 or min(n, bounds.high) < 2:
-        return assign(embeddings, _fallback_centroid(embeddings, train, active), active, constrained=False)
+        fallback = _fallback_centroid(embeddings, train, active)
+        return replace(assign(embeddings, fallback, active, constrained=False), found=int(active.any()))
     constrained = config.constrained_assignment
     if config.method == "vbx" and plda is not None:
         centroids = _vbx_centroids(train, config, plda)
-        target = bounds.forced_count(len(centroids))
+        found = len(centroids)
+        target = bounds.forced_count(found)
         if target is not None and target != len(centroids):
             # as pyannote, re-cluster to the requested count and assign without the constraint,
             # which could otherwise inflate the number of speakers (AHC cut instead of k-means)
@@ -266,6 +280,7 @@ def cluster(
     else:
         if config.method == "vbx":
             log.info("no PLDA parameters: clustering with AHC alone")
-        labels = ahc_clusters(train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds)
+        labels, found = ahc_clusters_found(
+            train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds)
         centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
-    return assign(embeddings, centroids, active, constrained)
+    return replace(assign(embeddings, centroids, active, constrained), found=found)

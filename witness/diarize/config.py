@@ -4,11 +4,14 @@
 on PLDA features. ``PYANNOTE_3_1`` is pyannote/speaker-diarization-3.1: AHC alone with a
 higher threshold and a minimum cluster size. Presets override only the fields that differ;
 make variants with ``dataclasses.replace``.
+
+Clustering thresholds belong to the embedding model: ``clustering_for(embedding)`` gives the
+settings each model Witness runs was tuned with (``scripts/tune_ge2e_clustering.py``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 
@@ -105,3 +108,39 @@ PYANNOTE_3_1 = DiarizationConfig(
         constrained_assignment=False,
     )
 )
+
+
+WESPEAKER_CLUSTERING = PYANNOTE_3_1.clustering
+"""WeSpeaker ResNet34-LM without PLDA parameters (they are not distributed openly): pyannote
+3.1's AHC, tuned by pyannote for exactly this embedding model."""
+
+GE2E_CLUSTERING = ClusteringConfig(
+    method="ahc",
+    threshold=0.47,
+    linkage="centroid",
+    min_cluster_size=12,
+    constrained_assignment=True,
+)
+"""The Resemblyzer GE2E encoder separates speakers less than WeSpeaker (cosine 0.83 same vs
+0.73 different speaker on the sample call), so it has its own settings."""
+
+_CLUSTERING = {"ge2e": GE2E_CLUSTERING, "wespeaker": WESPEAKER_CLUSTERING}
+
+
+def clustering_for(embedding: str) -> ClusteringConfig:
+    """The clustering settings tuned for an embedding model ("ge2e" or "wespeaker")."""
+    if embedding not in _CLUSTERING:
+        raise ValueError(f"embedding model {embedding!r}: expected one of {', '.join(_CLUSTERING)}")
+    return _CLUSTERING[embedding]
+
+
+def config_for(embedding: str, window_step: float = 1.0, threshold: float | None = None) -> DiarizationConfig:
+    """Every diarization hyperparameter for ``embedding``: its clustering settings (with an
+    optional threshold override) and the segmentation window step in seconds."""
+    clustering = clustering_for(embedding)
+    if threshold is not None:
+        clustering = replace(clustering, threshold=threshold)
+    return DiarizationConfig(
+        segmentation=SegmentationConfig(window_step=window_step),
+        clustering=clustering,
+    )
