@@ -116,6 +116,13 @@ def test_speaker_bounds_with_ahc(fixtures_dir, bounds, found):
     clusters = cluster(load(fixtures_dir, "3speakers_embeddings_data.npy"), seg, bounds=bounds)
     assert clusters.num_clusters == found
     assert len(np.unique(clusters.hard[clusters.hard != UNASSIGNED])) == found
+    assert clusters.found == 3  # what the threshold gave, before the bounds
+
+
+def test_found_is_reported_when_one_speaker_is_forced(fixtures_dir):
+    seg = segmentations(fixtures_dir, "3speakers")
+    clusters = cluster(load(fixtures_dir, "3speakers_embeddings_data.npy"), seg, bounds=SpeakerBounds(max_speakers=1))
+    assert clusters.num_clusters == 1 and clusters.found == 3
 
 
 @pytest.mark.parametrize(
@@ -135,6 +142,8 @@ def test_speaker_bounds_with_vbx(fixtures_dir, bounds, found):
     clusters = cluster(embeddings, seg, bounds=bounds, plda=FixturePlda(fixtures_dir))
     assert clusters.num_clusters == found
     assert len(np.unique(clusters.hard[clusters.hard != UNASSIGNED])) == found
+    if bounds.high > 1:
+        assert clusters.found == 2  # VBx's speakers, before the bounds
 
 
 def test_speaker_bounds_are_validated():

@@ -63,8 +63,9 @@ def user_config_path() -> Path:
 def load_settings(path: str | Path | None = None, base: Settings | None = None) -> Settings:
     """Defaults, then the user's config file (if any), then ``path`` (if given)."""
     settings = base or Settings()
-    for candidate in (user_config_path(), path):
-        if candidate is not None and (path is not None or Path(candidate).exists()):
+    user = user_config_path()
+    for candidate in (user if user.exists() else None, path):
+        if candidate is not None:
             settings = apply_toml(settings, Path(candidate))
     return settings
 

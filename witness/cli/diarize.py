@@ -126,7 +126,7 @@ def _one_file(path: Path, diarizer, bounds, fmt: str, output_dir: Path | None, o
     paths = output_paths(path, output_dir, [fmt]) if output_dir else []
     check_outputs_free(paths, overwrite)
     audio = load_audio(path)
-    out = diarizer.run(audio.samples)
+    out = diarizer.run(audio.samples, bounds)
     log.info("%s: %d speakers (%s path, %s embeddings) in %.1f s", path, out.num_speakers, out.path,
              out.embedding, out.timings.get("total", 0.0))
     engine = {"path": out.path, "embedding": out.embedding, "segmentation": _name(diarizer.models.segmentation),

@@ -263,9 +263,11 @@ def cluster(
     active = segmentations.active_local_speakers()
     train = filter_embeddings(embeddings, segmentations, config.min_active_ratio)
     n = len(train.embeddings)
-    if n < 2 or min(n, bounds.high) < 2:
+    if n < 2 or min(n, bounds.high) < 2:  # one speaker, as pyannote: no clustering
         fallback = _fallback_centroid(embeddings, train, active)
-        return replace(assign(embeddings, fallback, active, constrained=False), found=int(active.any()))
+        found = int(active.any()) if n < 2 else ahc_clusters_found(
+            train.embeddings, config.threshold, config.linkage, config.min_cluster_size)[1]
+        return replace(assign(embeddings, fallback, active, constrained=False), found=found)
     constrained = config.constrained_assignment
     if config.method == "vbx" and plda is not None:
         centroids = _vbx_centroids(train, config, plda)

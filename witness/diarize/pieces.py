@@ -58,7 +58,7 @@ def cluster_pieces(embeddings: np.ndarray, durations: np.ndarray, config: Cluste
     finite = ~np.isnan(embeddings).any(axis=1) if n else np.zeros(0, dtype=bool)
     train = finite & (np.asarray(durations) >= min_train_seconds)
     if train.sum() < 2:
-        return PieceClusters(np.zeros(n, dtype=np.int64), int(finite.any()))
+        return PieceClusters(np.zeros(n, dtype=np.int64), int(n > 0))
     labels, found = ahc_clusters_found(
         embeddings[train], config.threshold, config.linkage, config.min_cluster_size, bounds)
     centroids = label_centroids(embeddings[train], labels, int(labels.max()) + 1)

@@ -125,6 +125,16 @@ class WindowEmbeddings:
 
 
 @dataclass(frozen=True)
+class PieceEmbeddings:
+    """The VAD fallback's pieces: (start, end) seconds in time order, their (pieces, dim)
+    float32 embeddings (NaN where a piece was too short), and seconds per stage."""
+
+    pieces: tuple[tuple[float, float], ...]
+    embeddings: np.ndarray
+    timings: Mapping[str, float]
+
+
+@dataclass(frozen=True)
 class SpeakerTurns:
     """turns, exclusive_turns: as in ``DiarizationOutput``; found: speakers before the
     bounds; timings: seconds per stage."""
@@ -216,7 +226,9 @@ class Diarizer:
         with _blas_threads(self.runtime.blas_threads):
             if self.segmentation is None:
                 log.warning("diarizing from Silero VAD speech regions (no segmentation model)")
-                result, path, timings = self._run_vad(signal, bounds, report), PATH_VAD, {}
+                pieces = self.embed_pieces(signal, report)
+                result = self.cluster_piece_embeddings(pieces, bounds, report)
+                path, timings = PATH_VAD, dict(pieces.timings)
             else:
                 windows = self.embed_windows(signal, report)
                 result = self.cluster_windows(windows, bounds, duration, report)
@@ -282,27 +294,33 @@ class Diarizer:
         report("reconstruction", 1, 1)
         return SpeakerTurns(turns, exclusive, clusters.found, timings)
 
-    def _run_vad(self, signal: np.ndarray, bounds: SpeakerBounds, report: Progress) -> SpeakerTurns:
-        """The fallback path: VAD regions -> pieces -> embeddings -> clusters -> turns."""
+    def embed_pieces(self, signal: np.ndarray, progress: Progress | None = None) -> PieceEmbeddings:
+        """The fallback path's first half: VAD speech regions cut into pieces, each embedded."""
+        report = _Reporter(progress)
         began = time.perf_counter()
         report("vad", 0, 1)
-        pieces = fixed_subwindows(self.vad.speech_regions(signal), PIECE_SECONDS, MIN_PIECE_SECONDS)
+        pieces = tuple(fixed_subwindows(self.vad.speech_regions(signal), PIECE_SECONDS, MIN_PIECE_SECONDS))
         timings = {"vad": time.perf_counter() - began}
         report("vad", 1, 1)
         began = time.perf_counter()
         embeddings = np.full((len(pieces), self.embedder.dimension), np.nan, dtype=np.float32)
         per_call = self.runtime.windows_per_batch * 4
         for first in range(0, len(pieces), per_call):
-            waveforms, masks = piece_batch(signal, pieces[first:first + per_call])
+            waveforms, masks = piece_batch(signal, list(pieces[first:first + per_call]))
             embeddings[first:first + len(waveforms)] = self.embedder.embed(waveforms, masks)
             report("embedding", first + len(waveforms), len(pieces))
         timings["embedding"] = time.perf_counter() - began
+        return PieceEmbeddings(pieces, embeddings, timings)
+
+    def cluster_piece_embeddings(self, pieces: PieceEmbeddings, bounds: SpeakerBounds,
+                                 progress: Progress | None = None) -> SpeakerTurns:
+        """The fallback path's second half: clustered pieces -> turns (no overlap)."""
+        report = _Reporter(progress)
         began = time.perf_counter()
         report("clustering", 0, 1)
-        durations = np.array([end - start for start, end in pieces])
-        clusters = cluster_pieces(embeddings, durations, self.config.clustering, bounds,
+        durations = np.array([end - start for start, end in pieces.pieces])
+        clusters = cluster_pieces(pieces.embeddings, durations, self.config.piece_clustering, bounds,
                                   self.embedder.min_clean_seconds)
-        turns = piece_turns(pieces, clusters.labels)
-        timings["clustering"] = time.perf_counter() - began
+        turns = piece_turns(list(pieces.pieces), clusters.labels)
         report("clustering", 1, 1)
-        return SpeakerTurns(turns, turns, clusters.found, timings)
+        return SpeakerTurns(turns, turns, clusters.found, {"clustering": time.perf_counter() - began})
