@@ -122,16 +122,21 @@ WESPEAKER_CLUSTERING = PYANNOTE_3_1.clustering
 
 GE2E_CLUSTERING = ClusteringConfig(
     method="ahc",
-    threshold=0.47,
+    threshold=0.46,
     linkage="centroid",
     min_cluster_size=12,
+    min_active_ratio=0.4,
     constrained_assignment=True,
 )
 """The Resemblyzer GE2E encoder separates speakers less than WeSpeaker (cosine 0.83 same vs
-0.73 different speaker on the sample call), so it has its own threshold: every scored case
-found its true number of speakers from 0.44 to 0.50 with either GE2E variant
-(``scripts/tune_ge2e_clustering.py``). Centroid linkage keeps memory O(n) on long files
-(average linkage did as well here, from 0.14 to 0.18 cosine distance, but needs n² / 2 memory)."""
+0.73 different speaker on the sample call), so it has its own settings
+(``scripts/tune_ge2e_clustering.py``). Only (window, speaker) embeddings with at least 4 s
+of single-speaker speech (``min_active_ratio`` 0.4, pyannote: 0.2) found clusters: pooled
+from one or two 1.6 s partials they formed clusters of their own on the tiled sample call;
+the shorter ones are only assigned to the nearest centroid. With that, every scored case and
+the 3- and 10-minute tiled call found their true number of speakers for thresholds 0.40 to
+0.52 (pooled partials; 0.36 to 0.50 per window); 0.46 is the middle. Centroid linkage keeps
+memory O(n) on long files (average linkage on cosine distance needs n² / 2)."""
 
 GE2E_PIECE_CLUSTERING = ClusteringConfig(method="ahc", threshold=0.6, linkage="centroid", min_cluster_size=3)
 """GE2E on the 2 s Silero VAD pieces of the fallback path: noisier than window embeddings, so
