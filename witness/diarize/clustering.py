@@ -96,9 +96,11 @@ def filter_embeddings(
 ) -> TrainingSet:
     """Keep embeddings (chunks, local, dim) whose local speaker is the only active speaker in
     at least ``min_active_ratio`` of the window's frames and that contain no NaN."""
-    data = np.nan_to_num(segmentations.data, nan=0.0)
-    alone = np.sum(data, axis=2, keepdims=True) == 1
-    clean_frames = np.sum(data * alone, axis=1)  # (chunks, local)
+    data = segmentations.data  # (chunks, frames, local) float32: no full-size temporaries below
+    if np.isnan(data).any():
+        data = np.nan_to_num(data, nan=0.0)
+    alone = (np.sum(data, axis=2) == 1).astype(np.float32)  # (chunks, frames)
+    clean_frames = np.einsum("cfs,cf->cs", data, alone)  # (chunks, local)
     enough = clean_frames >= min_active_ratio * segmentations.frames_per_chunk
     valid = ~np.any(np.isnan(embeddings), axis=2)
     chunk_idx, speaker_idx = np.nonzero(enough & valid)
