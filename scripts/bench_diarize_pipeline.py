@@ -5,10 +5,11 @@ Runtime was running a model (the union of every ``session.run`` interval of both
 the rest is our own Python and numpy), per-thread busy time, and DER against the tiled
 human reference. Sessions are started on a short clip first, outside the timing.
 
-    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python scripts/bench_diarize_pipeline.py --minutes 10
+    PYTHONPATH=. python scripts/bench_diarize_pipeline.py --minutes 10
     ... --step 2 --embed-batch 16 --variant window
 
-BLAS runs single-threaded (multi-threaded OpenBLAS made the frontends ~4x slower here).
+The pipeline limits numpy's BLAS to one thread itself (``RuntimeOptions.blas_threads``);
+``--blas-threads 0`` leaves it alone, to measure what that limit buys.
 """
 
 from __future__ import annotations
@@ -77,11 +78,12 @@ def main() -> None:
     parser.add_argument("--embed-batch", type=int, default=None, help="GE2E partials per model call")
     parser.add_argument("--seg-threads", type=int, default=1)
     parser.add_argument("--embed-threads", type=int, default=1)
+    parser.add_argument("--blas-threads", type=int, default=1, help="0: leave numpy's BLAS pool alone")
     args = parser.parse_args()
     case = tiled(sample_call(), args.minutes)
     models = choose_models("ge2e", MODELS)
     runtime = RuntimeOptions(segmentation_threads=args.seg_threads, embedding_threads=args.embed_threads,
-                             embedding_batch_size=args.embed_batch)
+                             embedding_batch_size=args.embed_batch, blas_threads=args.blas_threads or None)
     diarizer = Diarizer(models, config_for("ge2e", window_step=args.step), runtime, args.variant)
     diarizer.run(case.samples[:11 * 16000])  # start the sessions outside the timing
     load = os.getloadavg()
@@ -92,7 +94,8 @@ def main() -> None:
     wall, audio_s = ended - began, case.duration
     inside = clock.union_seconds(began, ended)
     print(f"{case.name}: step {args.step} s, GE2E {args.variant}, embedding batch "
-          f"{diarizer.embedder.batch_size}, threads seg {args.seg_threads} / embed {args.embed_threads}; "
+          f"{diarizer.embedder.batch_size}, threads seg {args.seg_threads} / embed {args.embed_threads} / "
+          f"BLAS {args.blas_threads or 'default'}; "
           f"load average before {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
     for stage, seconds in out.timings.items():
         print(f"  {stage:15s} {seconds:7.2f} s  RTF {seconds / audio_s:.4f}")

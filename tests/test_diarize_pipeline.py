@@ -227,3 +227,16 @@ def test_a_damaged_wespeaker_file_is_refused_not_replaced_by_ge2e(offline_dir):
 def test_explicit_wespeaker_offline_and_missing_says_how_to_get_it(offline_dir):
     with pytest.raises(ModelError, match="offline"):
         choose_embedding("wespeaker", offline_dir)
+
+
+def test_wespeaker_pipeline_where_it_has_been_downloaded(models_dir, call, reference):
+    from witness.models import store
+
+    path = store.find(WESPEAKER_RESNET34_LM, models_dir)
+    if path is None:
+        pytest.skip("WeSpeaker ResNet34-LM is download-only and has not been downloaded here")
+    assert choose_embedding("auto", models_dir) == ("wespeaker", path)
+    models = DiarizationModels(models_dir / SEGMENTATION_INT8.name, None, "wespeaker", path)
+    out = Diarizer(models).run(call)
+    assert out.embedding == "wespeaker" and out.num_speakers == 2
+    assert der(reference, out.turns, "paper") < MAX_PAPER_DER

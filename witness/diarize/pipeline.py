@@ -5,16 +5,16 @@
 
 Segmentation windows stream into the embedding stage, so embedding starts with the first
 windows; the per-window activity lands in one preallocated (windows, 589, 3) float32 array
-(76 MB for 3 hours at a 1 s step) and nothing else grows with the file but the
-(windows, 3, 256) float32 embeddings. Without a segmentation model, Silero VAD speech regions
-are cut into pieces that are embedded and clustered instead (``pieces``); the output says
-which path ran.
+(76 MB for 3 hours at a 1 s step); besides it only the (windows, 3, 256) float32 embeddings
+and the clustering stage's per-embedding arrays grow with the file (no window audio is kept).
+Without a segmentation model, Silero VAD speech regions are cut into pieces that are embedded
+and clustered instead (``pieces``); the output says which path ran.
 
 ``Diarizer`` takes resolved model paths (``witness.models.diarization_choice``), the
 hyperparameters (``config.config_for``) and how to run (``RuntimeOptions``: execution
 providers and threads per model, batch sizes). Progress goes to one callback
 ``(stage, completed, total)`` per stage (segmentation, embedding, clustering, reconstruction;
-vad instead of segmentation on the fallback path); it may be called from the segmentation
+on the fallback path vad, embedding, clustering); it may be called from the segmentation
 thread, never concurrently, and never goes backwards within a stage.
 """
 
@@ -70,8 +70,9 @@ class RuntimeOptions:
         takes the embedder's default.
     windows_per_batch: segmentation windows handed over at a time (8).
     queue_batches: batches that may wait between the two stages (4).
-    blas_threads: numpy's BLAS threads during a run (1: the frontends' many small matrix
-        products ran ~4x slower multi-threaded here); None leaves BLAS alone.
+    blas_threads: numpy's BLAS threads during a run (1: with OpenBLAS's default pool a run
+        took 1.5x as long on this 2-core machine, scripts/bench_diarize_pipeline.py); None
+        leaves BLAS alone.
     """
 
     segmentation_providers: tuple[Any, ...] = CPU
@@ -193,6 +194,8 @@ class Diarizer:
                  runtime: RuntimeOptions = RuntimeOptions(), ge2e_variant: str = "pooled"):
         if ge2e_variant not in GE2E_VARIANTS:
             raise ValueError(f"GE2E variant {ge2e_variant!r}: choose from {', '.join(GE2E_VARIANTS)}")
+        if models.segmentation is None and models.vad is None:
+            raise ValueError("need a segmentation model or, for the fallback path, a VAD model")
         self.models = models
         self.config = config or config_for(models.embedding)
         self.runtime = runtime
