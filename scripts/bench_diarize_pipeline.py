@@ -19,7 +19,6 @@ import os
 import threading
 import time
 
-import numpy as np
 
 from scripts.diarization_cases import MODELS, ders, sample_call, tiled
 from witness.diarize.config import config_for
