@@ -32,6 +32,13 @@ def test_user_file_overrides(tmp_path, monkeypatch):
     assert s.merge.gap_tolerance == 1.0 and s.output.formats == ("srt",)
 
 
+def test_config_file_alone_without_a_user_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing-here"))
+    extra = tmp_path / "x.toml"
+    extra.write_text("[diarization]\nstep = 2\n")
+    assert load_settings(extra).diarization.step == 2.0
+
+
 @pytest.mark.parametrize(
     "table, message",
     [

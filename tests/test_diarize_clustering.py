@@ -46,6 +46,20 @@ def test_ahc_gives_pyannotes_partition(fixtures_dir):
     np.testing.assert_array_equal(train, before)  # normalised on a copy, not in place
 
 
+def test_memory_saving_centroid_linkage_equals_scipys(fixtures_dir):
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    from witness.diarize.clustering import _dendrogram
+
+    normed = load(fixtures_dir, "3speakers_embeddings_data.npy").reshape(-1, 256).astype(np.float64)
+    normed = normed[~np.isnan(normed).any(axis=1)]
+    normed /= np.linalg.norm(normed, axis=1, keepdims=True)
+    ours, scipys = _dendrogram(normed, "centroid"), linkage(normed, "centroid")
+    np.testing.assert_allclose(ours[:, 2], scipys[:, 2], atol=1e-9)  # merge heights
+    for threshold in (0.3, 0.6, 0.9):  # equal-height merges (duplicate rows) may come in another order
+        assert same_partition(fcluster(ours, threshold, "distance"), fcluster(scipys, threshold, "distance"))
+
+
 def test_vbx_clustering_reproduces_pyannotes_hard_clusters(fixtures_dir):
     seg = segmentations(fixtures_dir, "pipeline")
     embeddings = load(fixtures_dir, "pipeline_embeddings_data.npy")
@@ -102,6 +116,13 @@ def test_speaker_bounds_with_ahc(fixtures_dir, bounds, found):
     clusters = cluster(load(fixtures_dir, "3speakers_embeddings_data.npy"), seg, bounds=bounds)
     assert clusters.num_clusters == found
     assert len(np.unique(clusters.hard[clusters.hard != UNASSIGNED])) == found
+    assert clusters.found == 3  # what the threshold gave, before the bounds
+
+
+def test_found_is_reported_when_one_speaker_is_forced(fixtures_dir):
+    seg = segmentations(fixtures_dir, "3speakers")
+    clusters = cluster(load(fixtures_dir, "3speakers_embeddings_data.npy"), seg, bounds=SpeakerBounds(max_speakers=1))
+    assert clusters.num_clusters == 1 and clusters.found == 3
 
 
 @pytest.mark.parametrize(
@@ -121,6 +142,8 @@ def test_speaker_bounds_with_vbx(fixtures_dir, bounds, found):
     clusters = cluster(embeddings, seg, bounds=bounds, plda=FixturePlda(fixtures_dir))
     assert clusters.num_clusters == found
     assert len(np.unique(clusters.hard[clusters.hard != UNASSIGNED])) == found
+    if bounds.high > 1:
+        assert clusters.found == 2  # VBx's speakers, before the bounds
 
 
 def test_speaker_bounds_are_validated():

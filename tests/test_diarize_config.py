@@ -8,11 +8,14 @@ import pytest
 
 from witness.diarize.config import (
     COMMUNITY_1,
+    GE2E_CLUSTERING,
+    GE2E_PIECE_CLUSTERING,
     PYANNOTE_3_1,
     ClusteringConfig,
     DiarizationConfig,
     ReconstructionConfig,
     SegmentationConfig,
+    config_for,
 )
 
 
@@ -41,6 +44,8 @@ def test_community_1_defaults():
             "constrained_assignment": True,
         },
         "reconstruction": {"min_duration_off": 0.0},
+        # Witness's own: the VAD fallback's pieces (pyannote has no such path)
+        "piece_clustering": dataclasses.asdict(ClusteringConfig(method="ahc", threshold=0.7045654963945799)),
     }
 
 
@@ -66,3 +71,19 @@ def test_configs_are_frozen_and_validated():
         ClusteringConfig(method="kmeans")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="min_cluster_size"):
         ClusteringConfig(min_cluster_size=0)
+
+
+def test_each_embedding_model_has_its_own_clustering():
+    wespeaker = config_for("wespeaker")
+    assert wespeaker.clustering == PYANNOTE_3_1.clustering == wespeaker.piece_clustering
+    ge2e = config_for("ge2e", window_step=2.0)
+    assert ge2e.segmentation == SegmentationConfig(window_step=2.0)
+    assert ge2e.clustering == GE2E_CLUSTERING and ge2e.piece_clustering == GE2E_PIECE_CLUSTERING
+    # tuned by scripts/tune_ge2e_clustering.py: see the docstrings in config.py
+    assert (GE2E_CLUSTERING.method, GE2E_CLUSTERING.linkage, GE2E_CLUSTERING.threshold) == ("ahc", "centroid", 0.46)
+    assert GE2E_CLUSTERING.min_active_ratio == 0.4
+    assert config_for("ge2e", threshold=0.5).clustering.threshold == 0.5
+    with pytest.raises(ValueError, match="xvector"):
+        config_for("xvector")
+    with pytest.raises(ValueError, match="window step"):
+        config_for("ge2e", window_step=0)

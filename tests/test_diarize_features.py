@@ -71,6 +71,10 @@ def test_frame_energy_blocks():
     energy = frame_energy(wave)
     assert energy.shape == (1 + 1000 // 160,)
     assert energy[3] == pytest.approx(0.5) and energy[2] == 0 and energy[4] == 0
+    for length in (1, 80, 81, 159, 250, 1090):  # any length, not only multiples of the hop
+        wave = np.ones(length, dtype=np.float32)
+        energy = frame_energy(wave)
+        assert energy.shape == (1 + length // 160,) and np.all(energy > 0)
 
 
 def _knf_fbank(samples: np.ndarray, window: str) -> np.ndarray:

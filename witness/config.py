@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from witness.diarize.config import GE2E_CLUSTERING, WESPEAKER_CLUSTERING
 from witness.errors import InputError
 from witness.merge import MergeOptions
 
@@ -26,11 +27,29 @@ class OutputOptions:
 
 
 @dataclass(frozen=True)
+class DiarizationSettings:
+    """Who-spoke-when settings (``witness diarize`` options override them; 0 / "" = unset)."""
+
+    embedding: str = "auto"  # auto (WeSpeaker if present, else GE2E) | ge2e | wespeaker
+    ge2e_variant: str = "pooled"  # pooled partials | window (each masked window on its own)
+    step: float = 1.0  # s between the starts of the 10 s segmentation windows
+    num_speakers: int = 0  # exact number of speakers; 0: found by clustering
+    min_speakers: int = 0  # 0: at least one
+    max_speakers: int = 0  # 0: no cap
+    threads: int = 1  # ONNX Runtime threads per model (segmentation and embedding run side by side)
+    embedding_batch_size: int = 0  # GE2E partials / WeSpeaker windows per model call; 0: the model's default
+    models_dir: str = ""  # searched first; then $WITNESS_MODELS_DIR and the cache
+    ge2e_threshold: float = GE2E_CLUSTERING.threshold  # AHC distance cut for GE2E embeddings
+    wespeaker_threshold: float = WESPEAKER_CLUSTERING.threshold  # … for WeSpeaker (pyannote 3.1's)
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything a run needs to decide; one section per stage."""
 
     merge: MergeOptions = field(default_factory=MergeOptions)
     output: OutputOptions = field(default_factory=OutputOptions)
+    diarization: DiarizationSettings = field(default_factory=DiarizationSettings)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -44,8 +63,9 @@ def user_config_path() -> Path:
 def load_settings(path: str | Path | None = None, base: Settings | None = None) -> Settings:
     """Defaults, then the user's config file (if any), then ``path`` (if given)."""
     settings = base or Settings()
-    for candidate in (user_config_path(), path):
-        if candidate is not None and (path is not None or Path(candidate).exists()):
+    user = user_config_path()
+    for candidate in (user if user.exists() else None, path):
+        if candidate is not None:
             settings = apply_toml(settings, Path(candidate))
     return settings
 

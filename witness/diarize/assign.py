@@ -26,11 +26,14 @@ class Clusters:
     soft: (chunks, local_speakers, num_clusters) float64: 1 + cosine similarity of each
         embedding to each centroid (NaN for a NaN embedding).
     centroids: (num_clusters, dimension) float64, in the embedding space (not normalised).
+    found: the number of speakers clustering found before the speaker bounds forced another
+        (``cluster`` sets it; 0 when the centroids were given).
     """
 
     hard: np.ndarray
     soft: np.ndarray
     centroids: np.ndarray
+    found: int = 0
 
     @property
     def num_clusters(self) -> int:

@@ -4,11 +4,14 @@
 on PLDA features. ``PYANNOTE_3_1`` is pyannote/speaker-diarization-3.1: AHC alone with a
 higher threshold and a minimum cluster size. Presets override only the fields that differ;
 make variants with ``dataclasses.replace``.
+
+Clustering thresholds belong to the embedding model: ``clustering_for(embedding)`` gives the
+settings each model Witness runs was tuned with (``scripts/tune_ge2e_clustering.py``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 
@@ -88,11 +91,17 @@ class ReconstructionConfig:
 
 @dataclass(frozen=True)
 class DiarizationConfig:
-    """All model-free diarization hyperparameters; the default is community-1."""
+    """All model-free diarization hyperparameters; the default is community-1.
+
+    piece_clustering: clustering of the Silero VAD pieces (2 s each) when no segmentation
+    model can be had; AHC alone (pyannote 3.1's settings unless an embedding model has its own).
+    """
 
     segmentation: SegmentationConfig = field(default_factory=SegmentationConfig)
     clustering: ClusteringConfig = field(default_factory=ClusteringConfig)
     reconstruction: ReconstructionConfig = field(default_factory=ReconstructionConfig)
+    piece_clustering: ClusteringConfig = field(
+        default_factory=lambda: ClusteringConfig(method="ahc", threshold=0.7045654963945799))
 
 
 COMMUNITY_1 = DiarizationConfig()
@@ -105,3 +114,51 @@ PYANNOTE_3_1 = DiarizationConfig(
         constrained_assignment=False,
     )
 )
+
+
+WESPEAKER_CLUSTERING = PYANNOTE_3_1.clustering
+"""WeSpeaker ResNet34-LM without PLDA parameters (they are not distributed openly): pyannote
+3.1's AHC, tuned by pyannote for exactly this embedding model (also used for VAD pieces)."""
+
+GE2E_CLUSTERING = ClusteringConfig(
+    method="ahc",
+    threshold=0.46,
+    linkage="centroid",
+    min_cluster_size=12,
+    min_active_ratio=0.4,
+    constrained_assignment=True,
+)
+"""The Resemblyzer GE2E encoder separates speakers less than WeSpeaker (cosine 0.83 same vs
+0.73 different speaker on the sample call), so it has its own settings
+(``scripts/tune_ge2e_clustering.py``). Only (window, speaker) embeddings with at least 4 s
+of single-speaker speech (``min_active_ratio`` 0.4, pyannote: 0.2) found clusters: pooled
+from one or two 1.6 s partials they formed clusters of their own on the tiled sample call;
+the shorter ones are only assigned to the nearest centroid. With that, every scored case and
+the 3- and 10-minute tiled call found their true number of speakers for thresholds 0.40 to
+0.52 (pooled partials; 0.36 to 0.50 per window); 0.46 is the middle. Centroid linkage keeps
+memory O(n) on long files (average linkage on cosine distance needs n² / 2)."""
+
+GE2E_PIECE_CLUSTERING = ClusteringConfig(method="ahc", threshold=0.6, linkage="centroid", min_cluster_size=3)
+"""GE2E on the 2 s Silero VAD pieces of the fallback path: noisier than window embeddings, so
+a higher threshold; small clusters (< 3 pieces, or 10% of them) join their nearest neighbour."""
+
+_CLUSTERING = {"ge2e": (GE2E_CLUSTERING, GE2E_PIECE_CLUSTERING),
+               "wespeaker": (WESPEAKER_CLUSTERING, WESPEAKER_CLUSTERING)}
+
+
+def config_for(embedding: str, window_step: float = 1.0, threshold: float | None = None) -> DiarizationConfig:
+    """Every diarization hyperparameter for ``embedding`` ("ge2e" or "wespeaker"): its
+    clustering settings (``threshold`` overrides the window-embedding threshold) and the
+    segmentation window step in seconds."""
+    if embedding not in _CLUSTERING:
+        raise ValueError(f"embedding model {embedding!r}: expected one of {', '.join(_CLUSTERING)}")
+    if window_step <= 0:
+        raise ValueError(f"window step must be positive, got {window_step}")
+    clustering, pieces = _CLUSTERING[embedding]
+    if threshold is not None:
+        clustering = replace(clustering, threshold=threshold)
+    return DiarizationConfig(
+        segmentation=SegmentationConfig(window_step=window_step),
+        clustering=clustering,
+        piece_clustering=pieces,
+    )

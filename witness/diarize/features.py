@@ -140,8 +140,9 @@ def frame_energy(waveform: np.ndarray, hop: int = GE2E_HOP) -> np.ndarray:
     """
     waveform = np.asarray(waveform, dtype=np.float64)
     n_frames = 1 + waveform.shape[-1] // hop
-    pad = [(0, 0)] * (waveform.ndim - 1) + [(hop // 2, n_frames * hop - hop // 2 - waveform.shape[-1])]
-    blocks = np.pad(waveform, pad).reshape(*waveform.shape[:-1], n_frames, hop)
+    right = max(0, n_frames * hop - hop // 2 - waveform.shape[-1])  # negative: the tail is cut
+    pad = [(0, 0)] * (waveform.ndim - 1) + [(hop // 2, right)]
+    blocks = np.pad(waveform, pad)[..., :n_frames * hop].reshape(*waveform.shape[:-1], n_frames, hop)
     return np.mean(blocks ** 2, axis=-1)
 
 

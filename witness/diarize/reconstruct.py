@@ -170,3 +170,10 @@ def reconstruct(
         labels=labels,
         speaker_count=count,
     )
+
+
+def clip_turns(turns: tuple[Turn, ...], end: float) -> tuple[Turn, ...]:
+    """``turns`` cut at ``end`` seconds (the end of the audio: the last window is zero-padded
+    past it); turns left no longer than pyannote's precision are dropped."""
+    clipped = (Turn(t.start, min(t.end, end), t.speaker) for t in turns)
+    return tuple(t for t in clipped if t.end - t.start > SEGMENT_PRECISION)

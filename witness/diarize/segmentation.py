@@ -73,11 +73,17 @@ def sliding_windows(signal: np.ndarray, step: int, batch_size: int,
     starts = window_starts(len(signal), step, window)
     for first in range(0, len(starts), batch_size):
         batch_starts = starts[first:first + batch_size]
-        windows = np.zeros((len(batch_starts), window), dtype=np.float32)
-        for row, start in enumerate(batch_starts):
-            piece = np.asarray(signal[start:start + window], dtype=np.float32)
-            windows[row, :len(piece)] = piece
-        yield WindowBatch(first, batch_starts, windows)
+        yield WindowBatch(first, batch_starts, cut_windows(signal, batch_starts, window))
+
+
+def cut_windows(signal: np.ndarray, starts: np.ndarray, window: int = WINDOW_SAMPLES) -> np.ndarray:
+    """(len(starts), window) float32: the windows of ``signal`` ((samples,) float32) that
+    begin at ``starts`` ((N,) int samples), zero-padded past the end of the signal."""
+    windows = np.zeros((len(starts), window), dtype=np.float32)
+    for row, start in enumerate(np.asarray(starts, dtype=np.int64)):
+        piece = np.asarray(signal[start:start + window], dtype=np.float32)
+        windows[row, :len(piece)] = piece
+    return windows
 
 
 def is_dynamically_quantised(path: str | Path) -> bool:

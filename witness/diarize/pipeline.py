@@ -1,0 +1,329 @@
+"""Speaker diarization of one signal: the stages called in order (orchestration only).
+
+    samples ─▶ segmentation (worker thread, ``stream``) ─bounded queue─▶ masks + embeddings
+            ─▶ clustering ─▶ per-frame speaker count + reconstruction ─▶ turns
+
+Segmentation windows stream into the embedding stage, so embedding starts with the first
+windows; the per-window activity lands in one preallocated (windows, 589, 3) float32 array
+(76 MB for 3 hours at a 1 s step); besides it only the (windows, 3, 256) float32 embeddings
+and the clustering stage's per-embedding arrays grow with the file (no window audio is kept).
+Without a segmentation model, Silero VAD speech regions are cut into pieces that are embedded
+and clustered instead (``pieces``); the output says which path ran.
+
+``Diarizer`` takes resolved model paths (``witness.models.diarization_choice``), the
+hyperparameters (``config.config_for``) and how to run (``RuntimeOptions``: execution
+providers and threads per model, batch sizes). Progress goes to one callback
+``(stage, completed, total)`` per stage (segmentation, embedding, clustering, reconstruction;
+on the fallback path vad, embedding, clustering); it may be called from the segmentation
+thread, never concurrently, and never goes backwards within a stage.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from witness.diarize.aggregate import speaker_count
+from witness.diarize.clustering import SpeakerBounds, cluster
+from witness.diarize.config import DiarizationConfig, config_for
+from witness.diarize.embedding import GE2EEmbedder, SpeakerEmbedder, WeSpeakerEmbedder
+from witness.diarize.features import SAMPLE_RATE, finite_audio
+from witness.diarize.masks import embedding_masks
+from witness.diarize.onnx_session import CPU
+from witness.diarize.pieces import cluster_pieces, piece_batch, piece_turns
+from witness.diarize.pooled_partials import PooledGE2E
+from witness.diarize.reconstruct import clip_turns, reconstruct
+from witness.diarize.segmentation import (
+    FRAMES_PER_WINDOW, WINDOW_SAMPLES, SegmentationModel, cut_windows, window_starts)
+from witness.diarize.stream import SegmentationStream
+from witness.diarize.vad import SileroVad, fixed_subwindows
+from witness.diarize.windows import Segmentations, SlidingWindow
+from witness.models.diarization_choice import DiarizationModels
+from witness.transcript import Turn
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+
+PATH_SEGMENTATION = "segmentation"
+PATH_VAD = "vad-fallback"
+GE2E_VARIANTS = ("pooled", "window")
+PIECE_SECONDS = 2.0  # VAD fallback: speech regions cut into pieces this long…
+MIN_PIECE_SECONDS = 1.0  # …a shorter remainder joins the piece before it
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """How the pipeline runs; none of these change the turns.
+
+    segmentation_providers, embedding_providers: ONNX Runtime execution providers per model
+        (CPU by default; each a name or a (name, options) pair).
+    segmentation_threads, embedding_threads: intra-op threads per model (1 each: the two
+        stages run side by side on their own cores; 0 lets ONNX Runtime take every core).
+    embedding_batch_size: GE2E partials (64) or WeSpeaker rows (16) per model call; None
+        takes the embedder's default.
+    windows_per_batch: segmentation windows handed over at a time (8).
+    queue_batches: batches that may wait between the two stages (4).
+    blas_threads: numpy's BLAS threads during a run (1: with OpenBLAS's default pool a run
+        took 1.5x as long on this 2-core machine, scripts/bench_diarize_pipeline.py); None
+        leaves BLAS alone.
+    """
+
+    segmentation_providers: tuple[Any, ...] = CPU
+    embedding_providers: tuple[Any, ...] = CPU
+    segmentation_threads: int = 1
+    embedding_threads: int = 1
+    embedding_batch_size: int | None = None
+    windows_per_batch: int = 8
+    queue_batches: int = 4
+    blas_threads: int | None = 1
+
+
+@dataclass(frozen=True)
+class DiarizationOutput:
+    """What a diarization run found.
+
+    turns: regular turns (overlap kept), sorted by start; exclusive_turns: one speaker per
+        instant (for matching words). Both end at the end of the audio.
+    speakers: labels in order of first appearance (SPEAKER_00, SPEAKER_01, ...).
+    path: "segmentation" or "vad-fallback" (no segmentation model could be had).
+    embedding: the embedding model that ran ("ge2e-pooled", "ge2e-window", "wespeaker").
+    found_speakers: speakers clustering found before --num/--min/--max-speakers applied.
+    capped: True when more speakers were found than --max-speakers (or --num-speakers) allow.
+    timings: seconds per stage (segmentation and embedding overlap in time: "streaming" is
+        their joint wall time), and "total".
+    """
+
+    turns: tuple[Turn, ...]
+    exclusive_turns: tuple[Turn, ...]
+    speakers: tuple[str, ...]
+    path: str
+    embedding: str
+    found_speakers: int
+    capped: bool
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def num_speakers(self) -> int:
+        return len(self.speakers)
+
+
+@dataclass(frozen=True)
+class WindowEmbeddings:
+    """segmentations: per-window local speaker activity (windows, 589, 3) float32 0/1.
+    embeddings: (windows, 3, dim) float32 per (window, local speaker), NaN where none was
+    taken (inactive, or too little audio). timings: seconds per stage."""
+
+    segmentations: Segmentations
+    embeddings: np.ndarray
+    timings: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class PieceEmbeddings:
+    """The VAD fallback's pieces: (start, end) seconds in time order, their (pieces, dim)
+    float32 embeddings (NaN where a piece was too short), and seconds per stage."""
+
+    pieces: tuple[tuple[float, float], ...]
+    embeddings: np.ndarray
+    timings: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class SpeakerTurns:
+    """turns, exclusive_turns: as in ``DiarizationOutput``; found: speakers before the
+    bounds; timings: seconds per stage."""
+
+    turns: tuple[Turn, ...]
+    exclusive_turns: tuple[Turn, ...]
+    found: int
+    timings: Mapping[str, float]
+
+
+class _Reporter:
+    """Serialises progress calls from two threads and keeps each stage from going backwards."""
+
+    def __init__(self, progress: Progress | None):
+        self._progress = progress
+        self._lock = threading.Lock()
+        self._done: dict[str, int] = {}
+
+    def __call__(self, stage: str, completed: int, total: int) -> None:
+        if self._progress is None:
+            return
+        with self._lock:
+            if completed >= self._done.get(stage, -1):
+                self._done[stage] = completed
+                self._progress(stage, completed, total)
+
+
+def _blas_threads(threads: int | None) -> AbstractContextManager:
+    """Limit numpy's BLAS thread pool while the context is open (restored afterwards)."""
+    if threads is None:
+        return nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=threads, user_api="blas")
+
+
+def _capped(found: int, bounds: SpeakerBounds) -> bool:
+    """More speakers found than the bounds allow (they were merged down to the cap)."""
+    if found > bounds.high:
+        log.warning("found %d speakers, more than the %d allowed: kept %d", found, int(bounds.high),
+                    int(bounds.high))
+        return True
+    return False
+
+
+class Diarizer:
+    """Speaker diarization with resolved models (sessions start on first use).
+
+    models: the files to run. config: hyperparameters (default: ``config_for`` the
+    embedding model, 1 s window step). ge2e_variant: "pooled" (1.6 s partials embedded once
+    along the file and pooled per window and speaker; the default) or "window" (each masked
+    window embedded on its own); ignored for WeSpeaker.
+    """
+
+    def __init__(self, models: DiarizationModels, config: DiarizationConfig | None = None,
+                 runtime: RuntimeOptions = RuntimeOptions(), ge2e_variant: str = "pooled"):
+        if ge2e_variant not in GE2E_VARIANTS:
+            raise ValueError(f"GE2E variant {ge2e_variant!r}: choose from {', '.join(GE2E_VARIANTS)}")
+        if models.segmentation is None and models.vad is None:
+            raise ValueError("need a segmentation model or, for the fallback path, a VAD model")
+        self.models = models
+        self.config = config or config_for(models.embedding)
+        self.runtime = runtime
+        self.ge2e_variant = ge2e_variant
+        self.embedder = self._make_embedder()
+        self.segmentation = None if models.segmentation is None else SegmentationModel(
+            models.segmentation, runtime.segmentation_providers, threads=runtime.segmentation_threads)
+        self.vad = None if models.vad is None else SileroVad(
+            models.vad, runtime.segmentation_providers, threads=runtime.segmentation_threads)
+
+    @property
+    def embedding_name(self) -> str:
+        return f"ge2e-{self.ge2e_variant}" if self.models.embedding == "ge2e" else self.models.embedding
+
+    def _make_embedder(self) -> SpeakerEmbedder:
+        rt, path = self.runtime, self.models.embedding_path
+        extra = {} if rt.embedding_batch_size is None else {"batch_size": rt.embedding_batch_size}
+        if self.models.embedding == "ge2e":
+            return GE2EEmbedder(path, rt.embedding_providers, threads=rt.embedding_threads, **extra)
+        if self.models.embedding == "wespeaker":
+            return WeSpeakerEmbedder(path, rt.embedding_providers, threads=rt.embedding_threads, **extra)
+        raise ValueError(f"embedding model {self.models.embedding!r}: expected ge2e or wespeaker")
+
+    def run(self, samples: np.ndarray, bounds: SpeakerBounds = SpeakerBounds(),
+            progress: Progress | None = None) -> DiarizationOutput:
+        """Diarize ``samples`` ((n,) float32, 16 kHz mono; NaN/Inf are zeroed with a warning)."""
+        began = time.perf_counter()
+        signal = finite_audio(np.asarray(samples, dtype=np.float32).reshape(-1), "audio")
+        duration = len(signal) / SAMPLE_RATE
+        report = _Reporter(progress)
+        with _blas_threads(self.runtime.blas_threads):
+            if self.segmentation is None:
+                log.warning("diarizing from Silero VAD speech regions (no segmentation model)")
+                pieces = self.embed_pieces(signal, report)
+                result = self.cluster_piece_embeddings(pieces, bounds, report)
+                path, timings = PATH_VAD, dict(pieces.timings)
+            else:
+                windows = self.embed_windows(signal, report)
+                result = self.cluster_windows(windows, bounds, duration, report)
+                path, timings = PATH_SEGMENTATION, dict(windows.timings)
+        timings.update(result.timings, total=time.perf_counter() - began)
+        speakers = tuple(dict.fromkeys(t.speaker for t in result.turns))
+        return DiarizationOutput(result.turns, result.exclusive_turns, speakers, path, self.embedding_name,
+                                 result.found, _capped(result.found, bounds), timings)
+
+    def _window_embedder(self, signal: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """(starts (N,) int64 window starts, masks (N, 589) float32) -> (N, dim) float32."""
+        if self.models.embedding == "ge2e" and self.ge2e_variant == "pooled":
+            return PooledGE2E(self.embedder, signal).embed
+        return lambda starts, masks: self.embedder.embed(cut_windows(signal, starts), masks)
+
+    def embed_windows(self, signal: np.ndarray, progress: Progress | None = None) -> WindowEmbeddings:
+        """Segmentation and embeddings of ``signal`` ((n,) float32, finite), side by side."""
+        report = _Reporter(progress)
+        seg_config, rt = self.config.segmentation, self.runtime
+        step_samples = int(round(seg_config.window_step * SAMPLE_RATE))
+        total = len(window_starts(len(signal), step_samples))
+        activity = np.zeros((total, FRAMES_PER_WINDOW, seg_config.num_local_speakers), dtype=np.float32)
+        embeddings = np.full((total, seg_config.num_local_speakers, self.embedder.dimension), np.nan,
+                             dtype=np.float32)
+        embed = self._window_embedder(signal)
+        min_clean_frames = FRAMES_PER_WINDOW * self.embedder.min_clean_seconds * SAMPLE_RATE / WINDOW_SAMPLES
+        began, busy = time.perf_counter(), 0.0
+        stream = SegmentationStream(self.segmentation, signal, step_samples / SAMPLE_RATE,
+                                    rt.windows_per_batch, rt.queue_batches, activity,
+                                    lambda done: report("segmentation", done, total))
+        with stream:
+            for batch in stream:
+                t0 = time.perf_counter()
+                masks, active = embedding_masks(batch.activity, min_clean_frames)
+                rows, speakers = np.nonzero(active)
+                if len(rows):
+                    embeddings[batch.first + rows, speakers] = embed(batch.starts[rows], masks[rows, speakers])
+                busy += time.perf_counter() - t0
+                report("embedding", batch.first + len(batch.activity), total)
+        timings = {"segmentation": stream.busy_seconds, "embedding": busy,
+                   "streaming": time.perf_counter() - began}
+        window = SlidingWindow(0.0, WINDOW_SAMPLES / SAMPLE_RATE, step_samples / SAMPLE_RATE)
+        segmentations = Segmentations(activity, window, seg_config.frame_step, seg_config.frame_duration)
+        return WindowEmbeddings(segmentations, embeddings, timings)
+
+    def cluster_windows(self, windows: WindowEmbeddings, bounds: SpeakerBounds, duration: float,
+                        progress: Progress | None = None) -> SpeakerTurns:
+        """Turns of embedded windows, ending at ``duration`` seconds."""
+        report = _Reporter(progress)
+        segmentations = windows.segmentations
+        began = time.perf_counter()
+        report("clustering", 0, 1)
+        clusters = cluster(windows.embeddings, segmentations, self.config.clustering, bounds)
+        timings = {"clustering": time.perf_counter() - began}
+        report("clustering", 1, 1)
+        began = time.perf_counter()
+        report("reconstruction", 0, 1)
+        cap = bounds.num_speakers or bounds.max_speakers
+        result = reconstruct(segmentations, clusters.hard, speaker_count(segmentations),
+                             self.config.reconstruction, max_speakers=cap)
+        turns, exclusive = clip_turns(result.turns, duration), clip_turns(result.exclusive_turns, duration)
+        timings["reconstruction"] = time.perf_counter() - began
+        report("reconstruction", 1, 1)
+        return SpeakerTurns(turns, exclusive, clusters.found, timings)
+
+    def embed_pieces(self, signal: np.ndarray, progress: Progress | None = None) -> PieceEmbeddings:
+        """The fallback path's first half: VAD speech regions cut into pieces, each embedded."""
+        report = _Reporter(progress)
+        began = time.perf_counter()
+        report("vad", 0, 1)
+        pieces = tuple(fixed_subwindows(self.vad.speech_regions(signal), PIECE_SECONDS, MIN_PIECE_SECONDS))
+        timings = {"vad": time.perf_counter() - began}
+        report("vad", 1, 1)
+        began = time.perf_counter()
+        embeddings = np.full((len(pieces), self.embedder.dimension), np.nan, dtype=np.float32)
+        per_call = self.runtime.windows_per_batch * 4
+        for first in range(0, len(pieces), per_call):
+            waveforms, masks = piece_batch(signal, list(pieces[first:first + per_call]))
+            embeddings[first:first + len(waveforms)] = self.embedder.embed(waveforms, masks)
+            report("embedding", first + len(waveforms), len(pieces))
+        timings["embedding"] = time.perf_counter() - began
+        return PieceEmbeddings(pieces, embeddings, timings)
+
+    def cluster_piece_embeddings(self, pieces: PieceEmbeddings, bounds: SpeakerBounds,
+                                 progress: Progress | None = None) -> SpeakerTurns:
+        """The fallback path's second half: clustered pieces -> turns (no overlap)."""
+        report = _Reporter(progress)
+        began = time.perf_counter()
+        report("clustering", 0, 1)
+        durations = np.array([end - start for start, end in pieces.pieces])
+        clusters = cluster_pieces(pieces.embeddings, durations, self.config.piece_clustering, bounds,
+                                  self.embedder.min_clean_seconds)
+        turns = piece_turns(list(pieces.pieces), clusters.labels)
+        report("clustering", 1, 1)
+        return SpeakerTurns(turns, turns, clusters.found, {"clustering": time.perf_counter() - began})
