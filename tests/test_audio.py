@@ -98,3 +98,24 @@ def test_zero_length_wav_is_refused(tmp_path):
 def test_folder_is_refused(tmp_path):
     with pytest.raises(InputError, match="is a folder"):
         load_audio(tmp_path)
+
+
+def test_decode_to_file_streams_the_same_samples(sample_call, tmp_path):
+    from witness.audio import decode_to_file
+
+    info, length = decode_to_file(sample_call / "sample.wav", tmp_path / "s.f32")
+    samples = np.fromfile(tmp_path / "s.f32", dtype=np.float32)
+    assert length == len(samples) and info.channels == 1
+    np.testing.assert_array_equal(samples, load_audio(sample_call / "sample.wav").samples)
+
+
+def test_nan_and_inf_samples_become_silence(call, tmp_path, caplog):
+    samples, rate = call
+    broken = samples.copy()
+    broken[0, 1000:1010] = np.nan
+    broken[0, 2000] = np.inf
+    path = encode(broken, rate, tmp_path / "nan.wav", "pcm_f32le", "wav", rate)
+    with caplog.at_level("WARNING"):
+        audio = load_audio(path)
+    assert np.isfinite(audio.samples).all() and (audio.samples[1000:1010] == 0).all()
+    assert "11 NaN/Inf samples replaced by silence" in caplog.text

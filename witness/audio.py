@@ -59,6 +59,22 @@ def load_audio(path: str | Path, keep_channels: bool = False) -> Audio:
     """Decode ``path``; InputError (one line naming the file) for anything that is not
     usable audio: missing, empty, not audio, no audio stream, truncated, no samples."""
     path = Path(path)
+    info, buffer = _decode_into(path, lambda info: _Buffer(info.declared_duration, max(1, info.channels) if keep_channels else 0))
+    mono, channels = buffer.result()
+    return Audio(samples=mono, info=info, channel_samples=channels)
+
+
+def decode_to_file(path: str | Path, dest: str | Path) -> tuple[AudioInfo, int]:
+    """Decode ``path`` to 16 kHz mono float32 written straight into ``dest`` (raw samples),
+    so even a 3-hour file never sits in this process's memory; returns (info, samples).
+    Same checks and errors as ``load_audio``."""
+    with open(dest, "wb") as out:
+        info, sink = _decode_into(Path(path), lambda info: _FileSink(out))
+    return info, sink.length
+
+
+def _decode_into(path: Path, make_sink):
+    """Open, decode into ``make_sink(info)``, and check the result; returns (info, sink)."""
     _check_file(path)
     import av  # lazy: keeps `witness --help` light
 
@@ -71,14 +87,15 @@ def load_audio(path: str | Path, keep_channels: bool = False) -> Audio:
         if stream is None:
             raise InputError("has no audio stream", path)
         info = _info(path, container, stream)
-        mono, channels = _decode(container, stream, info, keep_channels)
-    duration = len(mono) / SAMPLE_RATE
-    if len(mono) == 0:
+        sink = make_sink(info)
+        _decode(container, stream, info, sink)
+    duration = sink.length / SAMPLE_RATE
+    if sink.length == 0:
         raise InputError("contains no audio samples (zero-length)", path)
     declared = _riff_declared_duration(path) or info.declared_duration
     if declared and duration < declared * (1 - _TRUNCATION_SLACK) - 1.0:
         raise InputError(f"is truncated: the header says {declared:.1f} s but only {duration:.1f} s decode", path)
-    return Audio(samples=mono, info=info, channel_samples=channels)
+    return info, sink
 
 
 def _riff_declared_duration(path: Path) -> float | None:
@@ -135,26 +152,48 @@ def _info(path: Path, container, stream) -> AudioInfo:
     )
 
 
-def _decode(container, stream, info: AudioInfo, keep_channels: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """Decode and resample into growing buffers: mono (n,), channels (c, n) or None."""
+def _decode(container, stream, info: AudioInfo, sink) -> None:
+    """Decode and resample frame by frame into ``sink`` (``append((channels, k) float32)``)."""
     import av
 
-    n_channels = max(1, info.channels)
-    buffer = _Buffer(info.declared_duration, n_channels if keep_channels else 0)
     resampler = av.AudioResampler(format="fltp", layout=info.layout or None, rate=SAMPLE_RATE)
     try:
         for frame in container.decode(stream):
             for out in resampler.resample(frame):
-                buffer.append(out.to_ndarray())
+                sink.append(_finite(out.to_ndarray(), sink))
         for out in resampler.resample(None):
-            buffer.append(out.to_ndarray())
+            sink.append(_finite(out.to_ndarray(), sink))
     except av.error.FFmpegError as exc:
         raise InputError(
-            f"corrupt audio data after {buffer.length / SAMPLE_RATE:.1f} s ({_reason(exc)})", info.path
+            f"corrupt audio data after {sink.length / SAMPLE_RATE:.1f} s ({_reason(exc)})", info.path
         ) from None
-    if buffer.bad_values:
-        log.warning("%s: %d NaN/Inf samples replaced by silence", info.path, buffer.bad_values)
-    return buffer.result()
+    if sink.bad_values:
+        log.warning("%s: %d NaN/Inf samples replaced by silence", info.path, sink.bad_values)
+
+
+def _finite(block: np.ndarray, sink) -> np.ndarray:
+    """(channels, k) float32 with NaN/Inf replaced by 0 (counted on the sink)."""
+    block = np.asarray(block, dtype=np.float32)
+    if block.ndim == 1:
+        block = block[None, :]
+    finite = np.isfinite(block)
+    if not finite.all():
+        sink.bad_values += int(block.size - finite.sum())
+        block = np.where(finite, block, 0.0).astype(np.float32)
+    return block
+
+
+class _FileSink:
+    """Mono samples appended to an open binary file as raw float32."""
+
+    def __init__(self, out):
+        self.out = out
+        self.length = 0
+        self.bad_values = 0
+
+    def append(self, block: np.ndarray) -> None:
+        block.mean(axis=0, dtype=np.float32).tofile(self.out)
+        self.length += block.shape[1]
 
 
 class _Buffer:
@@ -168,14 +207,7 @@ class _Buffer:
         self.bad_values = 0
 
     def append(self, block: np.ndarray) -> None:
-        """``block``: (channels, k) float32 from the resampler."""
-        block = np.asarray(block, dtype=np.float32)
-        if block.ndim == 1:
-            block = block[None, :]
-        finite = np.isfinite(block)
-        if not finite.all():
-            self.bad_values += int(block.size - finite.sum())
-            block = np.where(finite, block, 0.0).astype(np.float32)
+        """``block``: (channels, k) finite float32 from the resampler."""
         k = block.shape[1]
         self._reserve(self.length + k)
         self.mono[self.length : self.length + k] = block.mean(axis=0)
