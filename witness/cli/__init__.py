@@ -1,14 +1,85 @@
-"""The ``witness`` command line (click). Thin: each module here parses options for one
-command and calls the library; errors reach the user as one line (see ``errors.py``)."""
+"""The ``witness`` command line (click). Thin: each module here parses the options of one
+command and calls the library.
+
+Exit codes: 0 done; 1 nothing matched (``quote``) or the run failed (engine, model);
+2 bad input or usage (a file that is not audio, a malformed transcript, a bad option).
+Errors are one line on stderr naming the file and the problem; ``--debug`` shows tracebacks.
+"""
 
 from __future__ import annotations
+
+import logging
+import sys
 
 import click
 
 from witness import __version__
+from witness.errors import InputError, WitnessError
+
+DEFAULT_COMMAND = "transcribe"
 
 
-@click.group()
+class UserError(click.ClickException):
+    """A WitnessError on its way to the terminal: ``witness: <file>: <problem>``."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+    def show(self, file=None) -> None:
+        click.echo(f"witness: {self.format_message()}", err=True)
+
+
+class WitnessGroup(click.Group):
+    """``witness FILE…`` means ``witness transcribe FILE…``; library errors become one line."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        i = 0
+        while i < len(args) and args[i] in ("--debug", "-v", "--verbose", "-q", "--quiet"):
+            i += 1
+        if i < len(args) and args[i] not in self.commands and args[i] not in ("--help", "-h", "--version"):
+            args = args[:i] + [DEFAULT_COMMAND] + args[i:]
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except WitnessError as exc:
+            if ctx.params.get("debug"):
+                raise
+            raise UserError(str(exc), 2 if isinstance(exc, InputError) else 1) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # a bug or a native failure: one line, traceback with --debug
+            if ctx.params.get("debug"):
+                raise
+            raise UserError(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", 1) from None
+
+
+@click.group(cls=WitnessGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="witness")
-def main() -> None:
-    """Speaker-labelled transcripts of recorded calls."""
+@click.option("--debug", is_flag=True, help="Show full tracebacks and debug logs.")
+@click.option("-v", "--verbose", is_flag=True, help="Log what happens (plan, models, timings) to stderr.")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr; no progress bars.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool, verbose: bool, quiet: bool) -> None:
+    """Speaker-labelled transcripts of recorded calls: who said what, and when.
+
+    \b
+    witness call.wav                      print the transcript (txt) to stdout
+    witness call.m4a -o out --format json,srt
+    witness quote out/call.json 09:32     what was said at 09:32
+    witness eval der ref.rttm hyp.rttm    diarization error rate
+    """
+    level = logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(level=level, format="witness: %(message)s", stream=sys.stderr)
+    ctx.obj = {"debug": debug, "verbose": verbose, "quiet": quiet}
+
+
+def _register() -> None:
+    from witness.cli.transcribe import transcribe
+
+    main.add_command(transcribe)
+
+
+_register()

@@ -1,0 +1,100 @@
+"""The merge rule on hand-built words and turns: overlap, gap, tie, empty, boundary repair."""
+
+from __future__ import annotations
+
+from witness.merge import MergeOptions, assign_speakers, exclusive_turns, merge, sentences
+from witness.transcript import Turn, Word
+
+
+def W(start, end, text="w"):
+    return Word(start, end, text)
+
+
+A, B = "SPEAKER_00", "SPEAKER_01"
+
+
+def test_word_goes_to_the_turn_it_overlaps_most():
+    turns = [Turn(0, 1.0, A), Turn(1.0, 2.0, B)]
+    assert assign_speakers([W(0.7, 1.2), W(0.9, 1.4)], turns, 0.5) == [A, B]
+
+
+def test_overlap_is_summed_per_speaker():
+    turns = [Turn(0, 0.3, A), Turn(0.3, 0.6, B), Turn(0.6, 0.9, A)]
+    assert assign_speakers([W(0.1, 0.8)], turns, 0.5) == [A]
+
+
+def test_tie_goes_to_the_turn_holding_the_midpoint():
+    turns = [Turn(0, 1.0, A), Turn(1.0, 2.0, B)]
+    assert assign_speakers([W(0.8, 1.2)], turns, 0.5) in ([A], [B])
+    assert assign_speakers([W(0.9, 1.1)], [Turn(0, 1.0, A), Turn(1.0, 1.1, B), Turn(1.1, 2, A)], 0.5) == [A]
+
+
+def test_word_in_a_gap_goes_to_the_nearest_turn_within_tolerance():
+    turns = [Turn(0, 1.0, A), Turn(3.0, 4.0, B)]
+    words = [W(1.2, 1.4), W(2.7, 2.9), W(1.8, 2.1)]
+    assert assign_speakers(words, turns, 0.5) == [A, B, None]
+
+
+def test_unattributed_words_are_kept_not_dropped():
+    words = [W(0, 0.5, "hello"), W(5, 5.5, "there")]
+    result = merge(words, [Turn(0, 1, A)], MergeOptions(gap_tolerance=0.5))
+    assert [w.text for w in result.words] == ["hello", "there"]
+    assert result.unattributed == 1
+    assert [u.speaker for u in result.utterances] == [A, None]
+
+
+def test_no_turns_and_no_words():
+    assert merge([], [Turn(0, 1, A)]).utterances == ()
+    result = merge([W(0, 1, "solo")], [])
+    assert result.unattributed == 1 and result.utterances[0].text == "solo"
+
+
+def test_zero_length_word_inside_a_turn():
+    assert assign_speakers([W(1.5, 1.5)], [Turn(1, 2, B)], 0.0) == [B]
+
+
+def test_utterances_break_at_speaker_changes_and_long_pauses():
+    words = [W(0, 0.4, "Hi."), W(0.5, 0.9, "Hello."), W(1.0, 1.4, "Yes,"), W(4.0, 4.4, "again.")]
+    turns = [Turn(0, 0.45, A), Turn(0.45, 5, B)]
+    result = merge(words, turns, MergeOptions(utterance_pause=2.0))
+    assert [(u.speaker, u.text) for u in result.utterances] == [(A, "Hi."), (B, "Hello. Yes,"), (B, "again.")]
+
+
+def test_sentences_end_at_punctuation_and_pauses():
+    words = [W(0, 0.2, "One"), W(0.3, 0.5, "two."), W(0.6, 0.8, "Three"), W(2.0, 2.2, "four")]
+    assert sentences(words, 1.0) == [range(0, 2), range(2, 3), range(3, 4)]
+
+
+def test_repair_gives_a_boundary_word_back_to_its_sentence():
+    # "Oh, I'm from Chicago." is B's sentence, but the turn edge is late: "Oh," lands on A.
+    words = [W(0, 0.5, "Sure."), W(0.9, 1.1, "Oh,"), W(1.15, 1.4, "I'm"), W(1.45, 1.8, "from"), W(1.85, 2.4, "Chicago.")]
+    turns = [Turn(0, 1.15, A), Turn(1.15, 3, B)]
+    plain = merge(words, turns, MergeOptions(repair=False))
+    fixed = merge(words, turns)
+    assert [w.speaker for w in plain.words] == [A, A, B, B, B]
+    assert [w.speaker for w in fixed.words] == [A, B, B, B, B] and fixed.repaired == 1
+
+
+def test_repair_resolves_a_turn_blip_inside_a_sentence():
+    words = [W(i * 0.3, i * 0.3 + 0.25, t) for i, t in enumerate("we went to the store today.".split())]
+    turns = [Turn(0, 0.85, A), Turn(0.85, 1.2, B), Turn(1.2, 3, A)]
+    assert [w.speaker for w in merge(words, turns).words] == [A] * 6
+
+
+def test_repair_keeps_a_change_marked_by_a_real_pause():
+    words = [W(0, 0.4, "Hello"), W(0.9, 1.3, "hello")]  # one "sentence", two speakers, 0.5 s apart
+    turns = [Turn(0, 0.6, A), Turn(0.6, 2, B)]
+    assert [w.speaker for w in merge(words, turns).words] == [A, B]
+
+
+def test_repair_leaves_long_runs_alone():
+    words = [W(i * 0.3, i * 0.3 + 0.28, "w") for i in range(10)]  # no punctuation, no pause
+    turns = [Turn(0, 1.5, A), Turn(1.5, 3, B)]
+    assert [w.speaker for w in merge(words, turns).words] == [A] * 5 + [B] * 5
+
+
+def test_exclusive_turns_give_overlap_to_the_longer_turn():
+    turns = [Turn(0, 10, A), Turn(4, 5, B), Turn(9, 12, B)]
+    assert exclusive_turns(turns) == (Turn(0, 10, A), Turn(10, 12, B))
+    assert exclusive_turns([]) == ()
+    assert exclusive_turns([Turn(0, 1, A), Turn(1, 2, A)]) == (Turn(0, 2, A),)

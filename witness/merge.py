@@ -1,0 +1,216 @@
+"""The merge rule: words × speaker turns → utterances. This is the one place it lives.
+
+1. **Assign.** Each word goes to the speaker whose turns overlap it the longest in total
+   (as WhisperX does, but with sorted arrays and ``searchsorted``). A word that overlaps no
+   turn goes to the nearest turn when it lies within ``gap_tolerance`` seconds of it;
+   otherwise its speaker is None ("unattributed"): it is kept, never dropped.
+2. **Repair boundaries.** Word and turn edges disagree by a few hundred milliseconds, so
+   the first or last word of a sentence often lands on the neighbouring speaker, or a turn
+   blip splits a sentence. Within a sentence (words up to a full stop, question or
+   exclamation mark, or a long pause), a short run of another speaker (at most
+   ``blip_words`` words and ``blip_seconds`` long) is given to the sentence's majority
+   speaker, unless a real pause (``real_pause`` seconds) separates it from the rest — a
+   pause is evidence that the speaker really changed there.
+3. **Group.** Consecutive words of one speaker form an utterance; an utterance also breaks
+   at a pause of ``utterance_pause`` seconds.
+
+Word speakers are decided per word, never per ASR segment, so a Whisper segment that
+spans two speakers is split between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+import numpy as np
+
+from witness.transcript import Turn, Utterance, Word, speakers_in_order
+
+SENTENCE_END = (".", "?", "!", "…", "。", "？", "！")
+
+
+@dataclass(frozen=True)
+class MergeOptions:
+    """How words meet turns. Defaults are set by ``scripts/merge_benchmark.py``."""
+
+    gap_tolerance: float = 0.5  # s: a word outside every turn joins a turn this close
+    repair: bool = True  # boundary repair (step 2 above)
+    blip_words: int = 3  # a run of at most this many words…
+    blip_seconds: float = 1.5  # …and at most this long may be a boundary error
+    real_pause: float = 0.3  # s: a pause this long at a speaker change keeps the change
+    sentence_pause: float = 1.0  # s: a pause this long also ends a sentence
+    utterance_pause: float = 2.0  # s: a pause this long starts a new utterance
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    utterances: tuple[Utterance, ...]
+    words: tuple[Word, ...]  # every input word, in time order, with its speaker
+    unattributed: int  # words no turn could claim
+    repaired: int  # words whose speaker the boundary repair changed
+
+
+def merge(words: Sequence[Word], turns: Sequence[Turn], options: MergeOptions = MergeOptions()) -> MergeResult:
+    """Assign ``words`` to the speakers of ``turns`` (exclusive turns work best) and group them."""
+    ordered = sorted(words, key=lambda w: (w.start, w.end))
+    labels = assign_speakers(ordered, turns, options.gap_tolerance)
+    repaired = repair_boundaries(ordered, labels, options) if options.repair else list(labels)
+    changed = sum(a != b for a, b in zip(labels, repaired))
+    attributed = tuple(replace(w, speaker=s) for w, s in zip(ordered, repaired))
+    return MergeResult(
+        utterances=group_utterances(attributed, options.utterance_pause),
+        words=attributed,
+        unattributed=sum(s is None for s in repaired),
+        repaired=changed,
+    )
+
+
+def assign_speakers(words: Sequence[Word], turns: Sequence[Turn], gap_tolerance: float) -> list[str | None]:
+    """Speaker per word (``words`` sorted by start): most total overlap, else nearest turn
+    within ``gap_tolerance``, else None. Ties go to the turn holding the word's midpoint."""
+    if not turns:
+        return [None] * len(words)
+    turns = sorted(turns, key=lambda t: (t.start, t.end))
+    starts = np.array([t.start for t in turns])
+    ends = np.maximum.accumulate(np.array([t.end for t in turns]))  # sorted, for searchsorted
+    labels: list[str | None] = []
+    for word in words:
+        first = int(np.searchsorted(ends, word.start, side="left"))
+        last = int(np.searchsorted(starts, word.end, side="right"))
+        overlap: dict[str, float] = {}
+        for t in turns[first:last]:
+            shared = min(t.end, word.end) - max(t.start, word.start)
+            if shared > 0 or (shared == 0 and t.start <= word.start <= t.end):
+                overlap[t.speaker] = overlap.get(t.speaker, 0.0) + max(shared, 0.0)
+        if overlap:
+            labels.append(_best(overlap, turns[first:last], word))
+        else:
+            labels.append(_nearest(turns, starts, word, gap_tolerance))
+    return labels
+
+
+def _best(overlap: dict[str, float], candidates: Sequence[Turn], word: Word) -> str:
+    top = max(overlap.values())
+    tied = [s for s, v in overlap.items() if v >= top - 1e-9]
+    if len(tied) > 1:
+        mid = (word.start + word.end) / 2
+        for t in candidates:
+            if t.speaker in tied and t.start <= mid <= t.end:
+                return t.speaker
+    return tied[0]
+
+
+def _nearest(turns: Sequence[Turn], starts: np.ndarray, word: Word, tolerance: float) -> str | None:
+    i = int(np.searchsorted(starts, word.start))
+    best, distance = None, tolerance
+    for t in turns[max(0, i - 8) : i + 1]:  # earlier turns can end late: look back a little
+        gap = max(t.start - word.end, word.start - t.end, 0.0)
+        if gap <= distance:
+            best, distance = t.speaker, gap
+    return best
+
+
+def sentences(words: Sequence[Word], sentence_pause: float) -> list[range]:
+    """Index ranges of sentences: a word ending in . ? ! … ends one, and so does a pause."""
+    spans, start = [], 0
+    for i, word in enumerate(words):
+        last = i == len(words) - 1
+        if last or word.text.rstrip("\"')]»”’").endswith(SENTENCE_END) or words[i + 1].start - word.end >= sentence_pause:
+            spans.append(range(start, i + 1))
+            start = i + 1
+    return spans
+
+
+def repair_boundaries(words: Sequence[Word], labels: Sequence[str | None], options: MergeOptions) -> list[str | None]:
+    """Boundary repair (step 2 in the module docstring); returns new labels."""
+    fixed = list(labels)
+    for span in sentences(words, options.sentence_pause):
+        majority = _majority(words, fixed, span)
+        if majority is None:
+            continue
+        for run in _runs(fixed, span):
+            speaker = fixed[run.start]
+            if speaker is None or speaker == majority:
+                continue
+            if _is_blip(words, run, span, options):
+                for i in run:
+                    fixed[i] = majority
+    return fixed
+
+
+def _majority(words: Sequence[Word], labels: Sequence[str | None], span: range) -> str | None:
+    """Speaker with most word time in ``span`` when the sentence has several; else None."""
+    time: dict[str, float] = {}
+    for i in span:
+        if labels[i] is not None:
+            time[labels[i]] = time.get(labels[i], 0.0) + max(words[i].duration, 0.01)
+    if len(time) < 2:
+        return None
+    return max(time, key=time.get)
+
+
+def _runs(labels: Sequence[str | None], span: range) -> list[range]:
+    runs, start = [], span.start
+    for i in span:
+        if i == span.stop - 1 or labels[i + 1] != labels[i]:
+            runs.append(range(start, i + 1))
+            start = i + 1
+    return runs
+
+
+def _is_blip(words: Sequence[Word], run: range, span: range, options: MergeOptions) -> bool:
+    first, last = words[run.start], words[run.stop - 1]
+    if len(run) > options.blip_words or last.end - first.start > options.blip_seconds:
+        return False
+    before = first.start - words[run.start - 1].end if run.start > span.start else 0.0
+    after = words[run.stop].start - last.end if run.stop < span.stop else 0.0
+    return before < options.real_pause and after < options.real_pause
+
+
+def group_utterances(words: Sequence[Word], utterance_pause: float) -> tuple[Utterance, ...]:
+    """Consecutive words of one speaker, broken at pauses of ``utterance_pause`` seconds."""
+    groups: list[list[Word]] = []
+    for word in words:
+        if groups and groups[-1][-1].speaker == word.speaker and word.start - groups[-1][-1].end < utterance_pause:
+            groups[-1].append(word)
+        else:
+            groups.append([word])
+    return tuple(
+        Utterance(
+            speaker=g[0].speaker,
+            start=g[0].start,
+            end=max(w.end for w in g),
+            text=" ".join(w.text.strip() for w in g if w.text.strip()),
+            words=tuple(g),
+        )
+        for g in groups
+    )
+
+
+def exclusive_turns(turns: Sequence[Turn]) -> tuple[Turn, ...]:
+    """One speaker per instant from turns that may overlap (e.g. a human RTTM).
+
+    Where turns overlap, the speaker of the longest covering turn keeps the time (a
+    backchannel inside someone's long turn does not take their words); adjacent pieces of
+    one speaker are joined. A sweep over the turn edges: O(n log n) for n turns.
+    """
+    events = sorted([(t.start, 1, i) for i, t in enumerate(turns)] + [(t.end, 0, i) for i, t in enumerate(turns)])
+    active: set[int] = set()
+    pieces: list[Turn] = []
+    for k, (time, is_start, i) in enumerate(events):
+        (active.add if is_start else active.discard)(i)
+        following = events[k + 1][0] if k + 1 < len(events) else time
+        if not active or following <= time:
+            continue
+        owner = turns[max(active, key=lambda j: (turns[j].duration, -turns[j].start, -j))].speaker
+        if pieces and pieces[-1].speaker == owner and pieces[-1].end == time:
+            pieces[-1] = replace(pieces[-1], end=following)
+        else:
+            pieces.append(Turn(time, following, owner))
+    return tuple(pieces)
+
+
+def speaker_order(turns: Sequence[Turn], words: Sequence[Word]) -> tuple[str, ...]:
+    """Speakers by first appearance in the turns, then any only the words name."""
+    return speakers_in_order([t.speaker for t in sorted(turns, key=lambda t: t.start)] + [w.speaker for w in words])

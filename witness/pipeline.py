@@ -1,0 +1,76 @@
+"""One file in, one Transcript out: the unit of work every command shares.
+
+``assemble`` turns engine outputs (words, turns) into a Transcript with its metadata;
+the engines themselves are run by ``witness.orchestrate``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from witness.audio import Audio
+from witness.errors import InputError
+from witness.fileio import sha256_file
+from witness.merge import MergeOptions, exclusive_turns, merge, speaker_order
+from witness.transcript import AudioMeta, Transcript, Turn, Word
+
+
+def audio_meta(audio: Audio) -> AudioMeta:
+    return AudioMeta(
+        path=audio.info.path,
+        duration=round(audio.duration, 6),
+        sha256=sha256_file(audio.info.path),
+        sample_rate=audio.info.source_rate,
+        channels=audio.info.channels,
+    )
+
+
+def assemble(
+    meta: AudioMeta,
+    words: Sequence[Word],
+    turns: Sequence[Turn] | None,
+    exclusive: Sequence[Turn] | None = None,
+    options: MergeOptions = MergeOptions(),
+    engines: Mapping[str, Any] | None = None,
+    plan: Mapping[str, Any] | None = None,
+    timings: Mapping[str, float] | None = None,
+) -> Transcript:
+    """Merge ``words`` with ``exclusive`` turns (derived from ``turns`` when not given).
+    ``turns`` None means no diarization ran: utterances carry no speaker."""
+    if turns is None:
+        result = merge(words, [], options)
+        speakers: tuple[str, ...] = ()
+        turns, exclusive = (), ()
+    else:
+        exclusive = tuple(exclusive) if exclusive is not None else exclusive_turns(turns)
+        result = merge(words, exclusive, options)
+        speakers = speaker_order(turns, result.words)
+    return Transcript(
+        audio=meta,
+        utterances=result.utterances,
+        speakers=speakers,
+        turns=tuple(sorted(turns, key=lambda t: (t.start, t.end))),
+        exclusive_turns=tuple(exclusive),
+        engines=dict(engines or {}),
+        plan=dict(plan or {}),
+        timings=dict(timings or {}),
+    )
+
+
+def read_words(path: str | Path) -> list[Word]:
+    """Words from a witness transcript JSON, or from a JSON list of
+    ``{"start", "end", "text", "probability"?}`` objects (speakers are ignored)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read words ({exc})", path) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON (line {exc.lineno}: {exc.msg})", path) from None
+    if isinstance(data, dict):
+        return [Word(w.start, w.end, w.text, w.probability) for w in Transcript.from_dict(data, str(path)).words]
+    try:
+        return [Word(float(d["start"]), float(d["end"]), str(d["text"]), d.get("probability")) for d in data]
+    except (TypeError, KeyError, ValueError) as exc:
+        raise InputError(f"not a list of words with start, end and text ({type(exc).__name__}: {exc})", path) from None
