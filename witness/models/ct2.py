@@ -166,11 +166,11 @@ class _Reader:
 
 
 def read_vocabulary(path: str | Path) -> tuple[str, ...]:
-    """Tokens by id from vocabulary.json (a list), vocabulary.txt (one per line) or tokenizer.json."""
+    """Tokens by id from a .json list (vocabulary.json), a .txt with one per line, or a tokenizer.json."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
-        if path.name == "vocabulary.txt":
+        if path.suffix == ".txt":
             lines = text.split("\n")  # not splitlines(): a token may be empty, none holds "\n"
             return tuple(lines[:-1] if text.endswith("\n") else lines)
         data = json.loads(text)
