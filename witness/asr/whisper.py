@@ -99,8 +99,8 @@ class WhisperOptions:
                 raise ValueError(f"{name} must be >= 1, not {getattr(self, name)}")
         if not 0.0 <= self.temperature <= 1.0 or self.temperature_increment < 0:
             raise ValueError("temperature must be in [0, 1] and temperature_increment >= 0")
-        if self.chunk_seconds and self.chunk_seconds < 60:
-            raise ValueError(f"chunk_seconds must be 0 (no chunking) or >= 60, not {self.chunk_seconds}")
+        if self.chunk_seconds and self.chunk_seconds < 30:
+            raise ValueError(f"chunk_seconds must be 0 (no chunking) or >= 30, not {self.chunk_seconds}")
 
     @property
     def effective_flash_attention(self) -> bool:

@@ -1,0 +1,137 @@
+"""The whisper.cpp engine on the real converted models and the real sample call."""
+
+from __future__ import annotations
+
+import pickle
+import shutil
+
+import numpy as np
+import pytest
+
+from tests.asr.conftest import normal
+from witness.asr.chunks import chunk_spans
+from witness.asr.whisper import AsrResult, WhisperEngine, WhisperOptions, token_spans
+from witness.errors import ModelError
+from witness.models.whisper_models import resolve_model
+
+SR = 16000
+
+
+def recall(words, reference: list[str]) -> float:
+    """Share of reference words (as a multiset) that the transcript has."""
+    heard: dict[str, int] = {}
+    for w in words:
+        heard[normal(w.text)] = heard.get(normal(w.text), 0) + 1
+    hits = 0
+    for word in reference:
+        if heard.get(word, 0) > 0:
+            heard[word] -= 1
+            hits += 1
+    return hits / len(reference)
+
+
+def test_tiny_en_hears_the_call(tiny_result: AsrResult, stm_words):
+    assert tiny_result.language == "en"
+    assert recall(tiny_result.words, stm_words) >= 0.8
+    text = " ".join(w.text for w in tiny_result.words)
+    assert "Diane in New Jersey" in text and "Chicago" in text
+    assert tiny_result.engine["weights"] == "f16" and tiny_result.engine["timestamps"] == "token"
+
+
+def test_words_are_real_words_in_time_order(tiny_result: AsrResult):
+    words = tiny_result.words
+    assert all(w.text and not w.text.startswith(" ") for w in words)
+    assert all("[" not in w.text and "_" not in w.text for w in words)  # no special tokens
+    assert all(0 <= w.start <= w.end <= tiny_result.duration for w in words)
+    assert all(a.start <= b.start for a, b in zip(words, words[1:]))
+    assert all(0 < w.probability <= 1 for w in words)
+    assert sum(len(s.words) for s in tiny_result.segments) == len(words)
+
+
+def test_dtw_timestamps_turn_flash_attention_off_and_still_align(tiny_en, sample_audio, stm_words):
+    opts = WhisperOptions(threads=2, timestamps="dtw")
+    assert opts.effective_flash_attention is False
+    with WhisperEngine(tiny_en.path, opts, model_name="tiny.en") as engine:
+        assert "dtw        = 1" in engine.init_log and "flash attn = 0" in engine.init_log
+        result = engine.transcribe(sample_audio[: SR * 21])
+    assert result.engine["flash_attention"] is False and result.timestamps == "dtw"
+    assert recall(result.words, stm_words[:30]) >= 0.7
+    chicago = [w for w in result.words if normal(w.text) == "chicago"]
+    assert chicago and 15.0 < chicago[0].start < 19.5  # the reference says 14.4-17.8 s
+
+
+def test_silence_and_tones_give_no_words(tiny_engine):
+    t = np.arange(SR * 10) / SR
+    chord = 0.1 * (np.sin(2 * np.pi * 440 * t) + np.sin(2 * np.pi * 554 * t)) * (1 + 0.5 * np.sin(2 * np.pi * 2 * t))
+    for audio in (np.zeros(SR * 10, np.float32), chord.astype(np.float32)):
+        result = tiny_engine.transcribe(audio)
+        assert result.words == () and result.segments == ()
+
+
+def test_a_two_second_clip_works(tiny_engine, sample_audio):
+    result = tiny_engine.transcribe(sample_audio[int(7.6 * SR) : int(9.6 * SR)])
+    assert result.duration == 2.0
+    assert {"hello"} <= {normal(w.text) for w in result.words}
+    assert tiny_engine.transcribe(np.zeros(800, np.float32)).words == ()  # 50 ms: nothing to decode
+
+
+def test_long_audio_is_cut_into_pieces_and_times_are_shifted(tiny_en, sample_audio):
+    audio = np.concatenate([sample_audio, np.zeros(SR * 2, np.float32), sample_audio[: SR * 20]])
+    spans = chunk_spans(audio, SR, 30.0)
+    assert len(spans) >= 2 and all(b - a <= 30 * SR for a, b in spans) and spans[-1][1] == len(audio)
+    seen = []
+    with WhisperEngine(tiny_en.path, WhisperOptions(threads=2, chunk_seconds=30), model_name="tiny.en") as engine:
+        result = engine.transcribe(audio, progress=lambda stage, done, total: seen.append(done))
+    assert seen == sorted(seen) and seen[-1] == 100
+    assert any(normal(w.text) == "chicago" and 46 < w.start < 51 for w in result.words)  # 32 s + ~16 s
+
+
+def test_options_are_picklable_and_checked():
+    opts = WhisperOptions(language="de", beam_size=5, timestamps="dtw")
+    assert pickle.loads(pickle.dumps(opts)) == opts
+    with pytest.raises(ValueError, match="timestamps must be one of"):
+        WhisperOptions(timestamps="words")
+    with pytest.raises(ValueError, match="beam_size"):
+        WhisperOptions(beam_size=0)
+
+
+def test_dtw_spans_end_where_the_next_token_starts():
+    class T:  # whisper_token_data's fields, in centiseconds
+        def __init__(self, t0, t1, t_dtw):
+            self.t0, self.t1, self.t_dtw = t0, t1, t_dtw
+
+    tokens = [T(0, 50, 10), T(50, 90, 40), T(90, 120, -1)]
+    assert token_spans(tokens, dtw=False) == [(0, 50), (50, 90), (90, 120)]
+    assert token_spans(tokens, dtw=True) == [(10, 40), (40, 90), (90, 120)]
+
+
+def test_bad_model_files_are_refused_before_whisper_cpp_sees_them(tmp_path, tiny_en):
+    junk = tmp_path / "ggml-junk.bin"
+    junk.write_bytes(b"RIFF" + bytes(2000))
+    with pytest.raises(ModelError, match="bad magic"):
+        WhisperEngine(junk)
+    cut = tmp_path / "ggml-cut.bin"
+    with open(tiny_en.path, "rb") as src:
+        cut.write_bytes(src.read(40_000_000))
+    with pytest.raises(ModelError, match="truncated"):
+        WhisperEngine(cut)
+
+
+def test_unknown_names_and_wrong_checksums_are_one_line_errors(cache_env, tmp_path, tiny_en):
+    with pytest.raises(ModelError, match="unknown Whisper model 'tiny-en'; known names: tiny, "):
+        resolve_model("tiny-en")
+    fake = tmp_path / "ggml-base.en.bin"
+    shutil.copy(tiny_en.path, fake)  # a real ggml file, but not the one pinned for base.en
+    with pytest.raises(ModelError, match="fails its check"):
+        resolve_model("base.en", models_dir=tmp_path)
+    with pytest.raises(ModelError, match=r"offline: put ggml-small\.bin \(from https://huggingface"):
+        resolve_model("small", offline=True)
+    assert resolve_model("tiny.en", offline=True).path == tiny_en.path  # converted once, then cached
+
+
+def test_base_transcribes_too(base_model, sample_audio):
+    with WhisperEngine(base_model.path, WhisperOptions(threads=2), model_name="base") as engine:
+        result = engine.transcribe(sample_audio[int(12 * SR) : int(21 * SR)])
+    assert result.language == "en"  # detected: base is multilingual
+    heard = {normal(w.text) for w in result.words}
+    assert {"diane", "jersey", "sheila", "texas", "chicago"} <= heard
