@@ -93,8 +93,9 @@ def test_repair_leaves_long_runs_alone():
     assert [w.speaker for w in merge(words, turns).words] == [A] * 5 + [B] * 5
 
 
-def test_exclusive_turns_give_overlap_to_the_longer_turn():
-    turns = [Turn(0, 10, A), Turn(4, 5, B), Turn(9, 12, B)]
+def test_exclusive_turns_keep_the_floor_with_who_spoke_first():
+    turns = [Turn(0, 10, A), Turn(4, 5, B), Turn(9, 12, B)]  # a backchannel, then an early start
     assert exclusive_turns(turns) == (Turn(0, 10, A), Turn(10, 12, B))
+    assert exclusive_turns([Turn(0, 3, A), Turn(2, 9, B)]) == (Turn(0, 3, A), Turn(3, 9, B))
     assert exclusive_turns([]) == ()
     assert exclusive_turns([Turn(0, 1, A), Turn(1, 2, A)]) == (Turn(0, 2, A),)

@@ -48,7 +48,7 @@ def transcript() -> Transcript:
 
 def test_txt_lines(transcript):
     lines = WRITERS["txt"](transcript).splitlines()
-    assert lines[0] == "[00:06.6] SPEAKER_00: Hello?"
+    assert lines[0] == "[00:06.7] SPEAKER_00: Hello?"
     assert lines[2] == "[00:08.4] SPEAKER_00: Oh, hello. I didn't know you were there."
     assert lines[-1] == "[00:25.0] UNKNOWN: stray"
 
@@ -57,7 +57,7 @@ def test_txt_without_speakers_is_plain(transcript):
     from dataclasses import replace
 
     plain = WRITERS["txt"](replace(transcript, speakers=()))
-    assert plain.splitlines()[0] == "[00:06.6] Hello?"
+    assert plain.splitlines()[0] == "[00:06.7] Hello?"
 
 
 def test_json_round_trips_losslessly(transcript):

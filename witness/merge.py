@@ -191,9 +191,10 @@ def group_utterances(words: Sequence[Word], utterance_pause: float) -> tuple[Utt
 def exclusive_turns(turns: Sequence[Turn]) -> tuple[Turn, ...]:
     """One speaker per instant from turns that may overlap (e.g. a human RTTM).
 
-    Where turns overlap, the speaker of the longest covering turn keeps the time (a
-    backchannel inside someone's long turn does not take their words); adjacent pieces of
-    one speaker are joined. A sweep over the turn edges: O(n log n) for n turns.
+    Where turns overlap, the speaker who was talking first keeps the floor until their turn
+    ends: a backchannel inside someone's turn does not take their words, and a speaker who
+    starts before the previous one has finished takes over only when that one stops.
+    Adjacent pieces of one speaker are joined. A sweep over the turn edges: O(n log n).
     """
     events = sorted([(t.start, 1, i) for i, t in enumerate(turns)] + [(t.end, 0, i) for i, t in enumerate(turns)])
     active: set[int] = set()
@@ -203,7 +204,7 @@ def exclusive_turns(turns: Sequence[Turn]) -> tuple[Turn, ...]:
         following = events[k + 1][0] if k + 1 < len(events) else time
         if not active or following <= time:
             continue
-        owner = turns[max(active, key=lambda j: (turns[j].duration, -turns[j].start, -j))].speaker
+        owner = turns[min(active, key=lambda j: (turns[j].start, -turns[j].duration, j))].speaker
         if pieces and pieces[-1].speaker == owner and pieces[-1].end == time:
             pieces[-1] = replace(pieces[-1], end=following)
         else:

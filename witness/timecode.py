@@ -23,9 +23,10 @@ def parse_timestamp(text: str) -> float:
 
 
 def format_clock(seconds: float, hours: bool = False, decimals: int = 1) -> str:
-    """``[hh:]mm:ss.f``, rounded down so a printed time never lies past the event it names."""
+    """``[hh:]mm:ss.f``, rounded to the nearest tenth (so a printed start, typed back
+    into ``witness quote``, lands inside the utterance it came from)."""
     scale = 10**decimals
-    total = math.floor(max(0.0, seconds) * scale + 1e-6)
+    total = math.floor(max(0.0, seconds) * scale + 0.5)
     frac = total % scale
     whole = total // scale
     h, rem = divmod(whole, 3600)

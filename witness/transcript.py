@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from witness.errors import InputError
@@ -229,3 +230,15 @@ def _turn_from_dict(d: Mapping[str, Any]) -> Turn:
 def speakers_in_order(labels: Iterable[str | None]) -> tuple[str, ...]:
     """Distinct speaker labels in order of first appearance, unattributed left out."""
     return tuple(dict.fromkeys(s for s in labels if s is not None))
+
+
+def read_transcript(path: str | Path) -> Transcript:
+    """A transcript from a witness JSON file (InputError naming the file when it is
+    missing, unreadable, malformed or of another schema version)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read transcript ({exc.__class__.__name__}: {exc})", path) from None
+    return Transcript.from_json(text, str(path))

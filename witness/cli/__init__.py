@@ -77,11 +77,13 @@ def main(ctx: click.Context, debug: bool, verbose: bool, quiet: bool) -> None:
 
 
 def _register() -> None:
+    from witness.cli.evaluate import evaluate
     from witness.cli.models import models
+    from witness.cli.quote import quote
     from witness.cli.transcribe import transcribe
 
-    main.add_command(transcribe)
-    main.add_command(models)
+    for command in (transcribe, quote, evaluate, models):
+        main.add_command(command)
 
 
 _register()

@@ -13,7 +13,7 @@ def parse_formats(ctx: click.Context, param: click.Parameter, value: str | None)
     formats = tuple(dict.fromkeys(f.strip().lower() for f in value.split(",") if f.strip()))
     unknown = [f for f in formats if f not in WRITERS]
     if unknown or not formats:
-        raise click.BadParameter(f"unknown format {', '.join(unknown) or value!r}; choose from {', '.join(WRITERS)}")
+        raise click.BadParameter(f"unknown format {', '.join(map(repr, unknown)) or repr(value)}; choose from {', '.join(WRITERS)}")
     return formats
 
 

@@ -1,0 +1,194 @@
+"""Clustering reproduces pyannote's partitions on its own embeddings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.diarize_data import PREFIXES, load, same_partition, segmentations
+from witness.diarize.assign import UNASSIGNED, cosine_similarity
+from witness.diarize.clustering import SpeakerBounds, ahc, ahc_clusters, cluster, filter_embeddings
+from witness.diarize.config import PYANNOTE_3_1, ClusteringConfig
+from witness.diarize.windows import Segmentations
+from witness.rttm import read_rttm
+
+EXPECTED_SPEAKERS = {"pipeline": 2, "3speakers": 3, "single_speaker": 1, "short": 1}
+
+
+class FixturePlda:
+    """pyannote's own PLDA features of the training embeddings (the PLDA parameters are not
+    in the fixtures): lets the VBx path of ``cluster`` run on pyannote's exact inputs."""
+
+    def __init__(self, fixtures_dir):
+        self.train = load(fixtures_dir, "pipeline_train_embeddings.npy")
+        self.features = load(fixtures_dir, "pipeline_plda_features.npy")
+        self.phi = load(fixtures_dir, "pipeline_plda_phi.npy")
+
+    def transform_embeddings(self, embeddings):
+        np.testing.assert_array_equal(embeddings, self.train)
+        return self.features
+
+
+def test_filter_keeps_the_embeddings_pyannote_kept(fixtures_dir):
+    seg = segmentations(fixtures_dir, "pipeline")
+    embeddings = load(fixtures_dir, "pipeline_embeddings_data.npy")
+    train = filter_embeddings(embeddings, seg, min_active_ratio=0.2)
+    np.testing.assert_array_equal(train.chunk_idx, load(fixtures_dir, "pipeline_train_chunk_idx.npy"))
+    np.testing.assert_array_equal(train.speaker_idx, load(fixtures_dir, "pipeline_train_speaker_idx.npy"))
+    np.testing.assert_array_equal(train.embeddings, load(fixtures_dir, "pipeline_train_embeddings.npy"))
+
+
+def test_ahc_gives_pyannotes_partition(fixtures_dir):
+    train = load(fixtures_dir, "pipeline_train_embeddings.npy")
+    before = train.copy()
+    labels = ahc(train, threshold=0.6, method="centroid")
+    assert same_partition(labels, load(fixtures_dir, "pipeline_ahc_clusters.npy"))
+    np.testing.assert_array_equal(train, before)  # normalised on a copy, not in place
+
+
+def test_vbx_clustering_reproduces_pyannotes_hard_clusters(fixtures_dir):
+    seg = segmentations(fixtures_dir, "pipeline")
+    embeddings = load(fixtures_dir, "pipeline_embeddings_data.npy")
+    before = embeddings.copy()
+    clusters = cluster(embeddings, seg, ClusteringConfig(), plda=FixturePlda(fixtures_dir))
+    np.testing.assert_array_equal(clusters.hard, load(fixtures_dir, "pipeline_hard_clusters.npy"))
+    assert clusters.hard.dtype == np.int32 and clusters.centroids.shape == (2, 256)
+    np.testing.assert_array_equal(embeddings, before)
+
+
+@pytest.mark.parametrize("config", [ClusteringConfig(), PYANNOTE_3_1.clustering], ids=["community-1 AHC", "3.1"])
+def test_ahc_clustering_without_plda_gives_the_same_partition(fixtures_dir, config):
+    seg = segmentations(fixtures_dir, "pipeline")
+    clusters = cluster(load(fixtures_dir, "pipeline_embeddings_data.npy"), seg, config)
+    assert same_partition(clusters.hard, load(fixtures_dir, "pipeline_hard_clusters.npy"))
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+def test_speakers_found_per_fixture_file(fixtures_dir, prefix):
+    seg = segmentations(fixtures_dir, prefix)
+    clusters = cluster(load(fixtures_dir, f"{prefix}_embeddings_data.npy"), seg)
+    reference = read_rttm(fixtures_dir / f"{prefix}_expected.rttm")
+    assert {t.speaker for turns in reference.values() for t in turns} == {
+        f"SPEAKER_{k:02d}" for k in range(EXPECTED_SPEAKERS[prefix])
+    }
+    assert clusters.num_clusters == EXPECTED_SPEAKERS[prefix]
+    active = seg.active_local_speakers()
+    assert np.all((clusters.hard == UNASSIGNED) | active)
+    assert np.all(clusters.hard[~active] == UNASSIGNED)
+
+
+def test_two_local_speakers_of_one_window_never_share_a_speaker(fixtures_dir):
+    seg = segmentations(fixtures_dir, "3speakers")
+    hard = cluster(load(fixtures_dir, "3speakers_embeddings_data.npy"), seg).hard
+    for row in hard:
+        assigned = row[row != UNASSIGNED]
+        assert len(set(assigned.tolist())) == len(assigned)
+
+
+@pytest.mark.parametrize(
+    "bounds, found",
+    [
+        (SpeakerBounds(), 3),
+        (SpeakerBounds(num_speakers=1), 1),
+        (SpeakerBounds(num_speakers=2), 2),
+        (SpeakerBounds(num_speakers=4), 4),
+        (SpeakerBounds(min_speakers=4), 4),
+        (SpeakerBounds(max_speakers=2), 2),
+        (SpeakerBounds(min_speakers=2, max_speakers=5), 3),
+    ],
+)
+def test_speaker_bounds_with_ahc(fixtures_dir, bounds, found):
+    seg = segmentations(fixtures_dir, "3speakers")
+    clusters = cluster(load(fixtures_dir, "3speakers_embeddings_data.npy"), seg, bounds=bounds)
+    assert clusters.num_clusters == found
+    assert len(np.unique(clusters.hard[clusters.hard != UNASSIGNED])) == found
+
+
+@pytest.mark.parametrize(
+    "bounds, found",
+    [
+        (SpeakerBounds(), 2),
+        (SpeakerBounds(num_speakers=1), 1),
+        (SpeakerBounds(num_speakers=3), 3),
+        (SpeakerBounds(min_speakers=3), 3),
+        (SpeakerBounds(max_speakers=1), 1),
+        (SpeakerBounds(min_speakers=1, max_speakers=4), 2),
+    ],
+)
+def test_speaker_bounds_with_vbx(fixtures_dir, bounds, found):
+    seg = segmentations(fixtures_dir, "pipeline")
+    embeddings = load(fixtures_dir, "pipeline_embeddings_data.npy")
+    clusters = cluster(embeddings, seg, bounds=bounds, plda=FixturePlda(fixtures_dir))
+    assert clusters.num_clusters == found
+    assert len(np.unique(clusters.hard[clusters.hard != UNASSIGNED])) == found
+
+
+def test_speaker_bounds_are_validated():
+    assert SpeakerBounds().target is None and SpeakerBounds().high == float("inf")
+    assert SpeakerBounds(num_speakers=3, min_speakers=5).target == 3
+    assert SpeakerBounds(min_speakers=2, max_speakers=4).forced_count(5) == 4
+    assert SpeakerBounds(min_speakers=2, max_speakers=4).forced_count(1) == 2
+    assert SpeakerBounds(min_speakers=2, max_speakers=4).forced_count(3) is None
+    assert SpeakerBounds(min_speakers=5).within(3).target == 3  # never more than the embeddings
+    with pytest.raises(ValueError, match="must not exceed"):
+        SpeakerBounds(min_speakers=4, max_speakers=2)
+    with pytest.raises(ValueError, match=">= 1"):
+        SpeakerBounds(num_speakers=0)
+
+
+def test_silence_clusters_nothing(fixtures_dir):
+    seg = segmentations(fixtures_dir, "short")
+    silent = Segmentations(np.zeros_like(seg.data), seg.window, seg.frame_step, seg.frame_duration)
+    clusters = cluster(load(fixtures_dir, "short_embeddings_data.npy"), silent)
+    assert np.all(clusters.hard == UNASSIGNED)
+
+
+def test_cosine_similarity_equals_the_fixture(fixtures_dir):
+    vectors = load(fixtures_dir, "cosine_sim_input.npy")
+    np.testing.assert_allclose(
+        cosine_similarity(vectors, vectors), load(fixtures_dir, "cosine_sim_expected.npy"), rtol=0, atol=1e-6
+    )
+
+
+def _on_circle(degrees):
+    """(n, 2) float32 unit vectors at the given angles."""
+    radians = np.radians(np.asarray(degrees, dtype=np.float64))
+    return np.stack([np.cos(radians), np.sin(radians)], axis=1).astype(np.float32)
+
+
+def _groups(sizes, rng, spread=0.05, dim=16):
+    """Points around random directions: (sum(sizes), dim) float32 and their group ids."""
+    centres = rng.normal(size=(len(sizes), dim))
+    ids = np.repeat(np.arange(len(sizes)), sizes)
+    return (centres[ids] + spread * rng.normal(size=(len(ids), dim))).astype(np.float32), ids
+
+
+def _on_circle(degrees):
+    """(n, 2) float32 unit vectors at the given angles."""
+    radians = np.radians(np.asarray(degrees, dtype=np.float64))
+    return np.stack([np.cos(radians), np.sin(radians)], axis=1).astype(np.float32)
+
+
+def test_small_clusters_join_the_closest_large_one():
+    jitter = [-2.0, -1.0, 0.0, 1.0, 2.0, 0.5]
+    groups = [  # (angle in degrees, the large group it belongs with)
+        *[(0 + j, 0) for j in jitter],
+        *[(90 + j, 1) for j in jitter],
+        *[(180 + j, 2) for j in jitter],
+        *[(270 + j, 3) for j in jitter],
+        (62, 1), (63, 1), (300, 3), (301, 3), (330, 0), (331, 0),  # three stray pairs
+    ]
+    embeddings = _on_circle([angle for angle, _ in groups])
+    assert ahc(embeddings, threshold=0.2).max() + 1 == 7  # each pair is a cluster of its own
+    labels = ahc_clusters(embeddings, threshold=0.2, min_cluster_size=3)
+    assert same_partition(labels, [group for _, group in groups])
+
+
+def test_ahc_cuts_the_dendrogram_at_the_requested_count():
+    points, ids = _groups([10, 10, 10, 10], np.random.default_rng(1))
+    assert same_partition(ahc_clusters(points, threshold=0.5), ids)
+    for count in (1, 2, 3, 5):
+        labels = ahc_clusters(points, threshold=0.5, bounds=SpeakerBounds(num_speakers=count))
+        assert labels.max() + 1 == count
+    assert ahc_clusters(points, 0.5, bounds=SpeakerBounds(max_speakers=2)).max() + 1 == 2
+    assert ahc_clusters(points, 0.5, bounds=SpeakerBounds(min_speakers=6)).max() + 1 == 6

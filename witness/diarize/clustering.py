@@ -1,0 +1,262 @@
+"""Clustering of (window, local speaker) embeddings into global speakers.
+
+1. ``filter_embeddings``: only embeddings whose local speaker talks alone in enough frames
+   of its window (and that are not NaN) take part in clustering.
+2. AHC (``ahc``): centroid linkage on L2-normalised embeddings, cut at a distance threshold.
+3. community-1 (``method="vbx"`` with PLDA parameters): VBx refines the AHC clusters on PLDA
+   features; speakers whose prior collapses disappear; centroids are the
+   responsibility-weighted means of the embeddings.
+   Otherwise (``method="ahc"``, or no PLDA): clusters smaller than ``min_cluster_size`` join
+   the closest large one (``ahc_clusters``).
+4. ``--num-speakers``/``--min-speakers``/``--max-speakers`` bounds, then every (window, local
+   speaker), filtered out or not, goes to its closest centroid (``assign``).
+Nothing here modifies the caller's arrays.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.cluster.hierarchy import fcluster, linkage
+
+from witness.diarize.assign import Clusters, assign, label_centroids, weighted_centroids
+from witness.diarize.config import ClusteringConfig
+from witness.diarize.plda import Plda
+from witness.diarize.vbx import vbx
+from witness.diarize.windows import Segmentations
+
+log = logging.getLogger(__name__)
+
+EUCLIDEAN_ONLY = ("centroid", "median", "ward")  # scipy linkages defined for Euclidean distance
+
+
+@dataclass(frozen=True)
+class SpeakerBounds:
+    """The user's constraint on the number of speakers (all None: free).
+
+    ``num_speakers`` overrides both bounds; ``min_speakers`` defaults to 1 and
+    ``max_speakers`` to unbounded.
+    """
+
+    num_speakers: int | None = None
+    min_speakers: int | None = None
+    max_speakers: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("num_speakers", "min_speakers", "max_speakers"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+        if self.low > self.high:
+            raise ValueError(f"min_speakers ({self.low}) must not exceed max_speakers ({self.high})")
+
+    @property
+    def low(self) -> int:
+        return self.num_speakers or self.min_speakers or 1
+
+    @property
+    def high(self) -> float:
+        """Upper bound (``inf`` when unbounded)."""
+        return self.num_speakers or self.max_speakers or float("inf")
+
+    @property
+    def target(self) -> int | None:
+        """The exact number of speakers when the bounds fix it, else None."""
+        return self.low if self.low == self.high else None
+
+    def within(self, n: int) -> SpeakerBounds:
+        """These bounds clamped to 1..n (there cannot be more speakers than embeddings)."""
+        low, high = max(1, min(n, self.low)), max(1, int(min(n, self.high)))
+        return SpeakerBounds(min_speakers=low, max_speakers=high)
+
+    def forced_count(self, found: int) -> int | None:
+        """The number of speakers to force when ``found`` breaks the bounds, else None."""
+        if self.target is not None:
+            return self.target
+        if found < self.low:
+            return self.low
+        return int(self.high) if found > self.high else None
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """embeddings (n, dim) float32 (a copy): those entering clustering; chunk_idx,
+    speaker_idx (n,) int64: the (window, local speaker) each came from."""
+
+    embeddings: np.ndarray
+    chunk_idx: np.ndarray
+    speaker_idx: np.ndarray
+
+
+def filter_embeddings(
+    embeddings: np.ndarray, segmentations: Segmentations, min_active_ratio: float = 0.2
+) -> TrainingSet:
+    """Keep embeddings (chunks, local, dim) whose local speaker is the only active speaker in
+    at least ``min_active_ratio`` of the window's frames and that contain no NaN."""
+    data = np.nan_to_num(segmentations.data, nan=0.0)
+    alone = np.sum(data, axis=2, keepdims=True) == 1
+    clean_frames = np.sum(data * alone, axis=1)  # (chunks, local)
+    enough = clean_frames >= min_active_ratio * segmentations.frames_per_chunk
+    valid = ~np.any(np.isnan(embeddings), axis=2)
+    chunk_idx, speaker_idx = np.nonzero(enough & valid)
+    return TrainingSet(np.asarray(embeddings, dtype=np.float32)[chunk_idx, speaker_idx], chunk_idx, speaker_idx)
+
+
+def _normalized(embeddings: np.ndarray) -> np.ndarray:
+    """(n, dim) float64 copy of embeddings with unit-norm rows."""
+    x = np.asarray(embeddings, dtype=np.float64)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _dendrogram(normed: np.ndarray, method: str) -> np.ndarray:
+    """scipy linkage matrix (n - 1, 4) of unit-norm embeddings (n, dim)."""
+    return linkage(normed, method=method, metric="euclidean" if method in EUCLIDEAN_ONLY else "cosine")
+
+
+def _renumber(labels: np.ndarray) -> np.ndarray:
+    """(n,) int64 labels renumbered 0..K-1 in increasing order of the old labels."""
+    return np.unique(labels, return_inverse=True)[1].astype(np.int64)
+
+
+def ahc(embeddings: np.ndarray, threshold: float, method: str = "centroid") -> np.ndarray:
+    """(n,) int64 clusters 0..K-1 of embeddings (n, dim): merge until the closest pair of
+    clusters is farther apart than ``threshold``."""
+    if len(embeddings) < 2:
+        return np.zeros(len(embeddings), dtype=np.int64)
+    return _renumber(fcluster(_dendrogram(_normalized(embeddings), method), threshold, criterion="distance"))
+
+
+def _large_counts_after_merges(dendrogram: np.ndarray, min_size: int) -> np.ndarray:
+    """(n - 1,) int: number of clusters of >= min_size items after merges 0..i."""
+    n = len(dendrogram) + 1
+    sizes = np.concatenate([np.ones(n), dendrogram[:, 3]])
+    large = int(min_size <= 1) * n
+    counts = np.empty(n - 1, dtype=np.int64)
+    for i, (a, b, _, size) in enumerate(dendrogram):
+        large += int(size >= min_size) - int(sizes[int(a)] >= min_size) - int(sizes[int(b)] >= min_size)
+        counts[i] = large
+    return counts
+
+
+def _cut_for_count(dendrogram: np.ndarray, threshold: float, target: int, min_size: int) -> np.ndarray:
+    """(n,) labels from the dendrogram cut whose number of large clusters is closest to
+    ``target``, searching cuts in order of their merge distance from ``threshold`` (pyannote)."""
+    counts = _large_counts_after_merges(dendrogram, min_size)
+    best, best_count = len(dendrogram) - 1, 1  # every item merged into one cluster
+    for i in np.argsort(np.abs(dendrogram[:, 2] - threshold)):
+        if dendrogram[i, 3] < min_size:
+            continue  # a merge into a small cluster cannot change the count
+        if abs(counts[i] - target) < abs(best_count - target):
+            best, best_count = i, counts[i]
+        if counts[i] == target:
+            break
+    if best_count != target:
+        log.warning("found %d speakers instead of the requested %d", best_count, target)
+    ranked = dendrogram.copy()
+    ranked[:, 2] = np.arange(len(dendrogram))  # cut after merge `best`, whatever its distance
+    return fcluster(ranked, best, criterion="distance")
+
+
+def _merge_small(normed: np.ndarray, labels: np.ndarray, min_size: int) -> np.ndarray:
+    """Move clusters of < min_size items to the large cluster with the closest centroid."""
+    labels = _renumber(labels)
+    sizes = np.bincount(labels)
+    large, small = np.flatnonzero(sizes >= min_size), np.flatnonzero(sizes < min_size)
+    if len(large) == 0:
+        return np.zeros(len(labels), dtype=np.int64)
+    if len(small) == 0:
+        return labels
+    centroids = _normalized(label_centroids(normed, labels, len(sizes)))
+    nearest = large[np.argmax(centroids[small] @ centroids[large].T, axis=1)]  # cosine: closest
+    destination = np.arange(len(sizes))
+    destination[small] = nearest
+    return _renumber(destination[labels])
+
+
+def ahc_clusters(
+    embeddings: np.ndarray,
+    threshold: float,
+    method: str = "centroid",
+    min_cluster_size: int = 1,
+    bounds: SpeakerBounds = SpeakerBounds(),
+) -> np.ndarray:
+    """(n,) int64 clusters 0..K-1 of embeddings (n, dim) by AHC alone (pyannote 3.1).
+
+    The dendrogram is cut at ``threshold``; if the number of large clusters (>= the minimum
+    size, shrunk to 10% of n on short files) breaks ``bounds``, the cut with the right count
+    closest to the threshold is used instead; small clusters then join the closest large one.
+    """
+    n = len(embeddings)
+    if n < 2:
+        return np.zeros(n, dtype=np.int64)
+    min_size = min(min_cluster_size, max(1, round(0.1 * n)))
+    normed = _normalized(embeddings)
+    dendrogram = _dendrogram(normed, method)
+    labels = fcluster(dendrogram, threshold, criterion="distance")
+    num_large = int(np.sum(np.unique(labels, return_counts=True)[1] >= min_size))
+    target = bounds.within(n).forced_count(num_large)
+    if target is not None and num_large != target:
+        labels = _cut_for_count(dendrogram, threshold, target, min_size)
+    return _merge_small(normed, labels, min_size)
+
+
+def _fallback_centroid(embeddings: np.ndarray, train: TrainingSet, active: np.ndarray) -> np.ndarray:
+    """(1, dim) float64: mean of the training embeddings, or of any valid active one."""
+    pool = train.embeddings if len(train.embeddings) else np.asarray(embeddings)[active]
+    pool = pool[~np.any(np.isnan(pool), axis=1)]
+    return pool.mean(axis=0, keepdims=True) if len(pool) else np.zeros((1, embeddings.shape[2]))
+
+
+def _vbx_centroids(train: TrainingSet, config: ClusteringConfig, plda: Plda) -> np.ndarray:
+    """(speakers, dim) centroids of the speakers VBx keeps, initialised from AHC."""
+    init = ahc(train.embeddings, config.threshold, config.linkage)
+    result = vbx(
+        plda.transform_embeddings(train.embeddings),
+        plda.phi,
+        init,
+        fa=config.fa,
+        fb=config.fb,
+        max_iters=config.vbx_max_iters,
+        init_smoothing=config.vbx_init_smoothing,
+    )
+    kept = result.pi > config.vbx_min_prior
+    log.debug("AHC found %d clusters, VBx kept %d", init.max() + 1, int(kept.sum()))
+    return weighted_centroids(train.embeddings, result.gamma[:, kept])
+
+
+def cluster(
+    embeddings: np.ndarray,
+    segmentations: Segmentations,
+    config: ClusteringConfig = ClusteringConfig(),
+    bounds: SpeakerBounds = SpeakerBounds(),
+    plda: Plda | None = None,
+) -> Clusters:
+    """Global speaker of every (window, local speaker).
+
+    embeddings: (chunks, local_speakers, dim) float, NaN rows for skipped local speakers.
+    segmentations: the binarised per-window activity the embeddings were taken from.
+    plda: PLDA parameters; required for VBx, otherwise AHC alone is used.
+    """
+    active = segmentations.active_local_speakers()
+    train = filter_embeddings(embeddings, segmentations, config.min_active_ratio)
+    n = len(train.embeddings)
+    if n < 2 or min(n, bounds.high) < 2:
+        return assign(embeddings, _fallback_centroid(embeddings, train, active), active, constrained=False)
+    constrained = config.constrained_assignment
+    if config.method == "vbx" and plda is not None:
+        centroids = _vbx_centroids(train, config, plda)
+        target = bounds.forced_count(len(centroids))
+        if target is not None and target != len(centroids):
+            # as pyannote, re-cluster to the requested count and assign without the constraint,
+            # which could otherwise inflate the number of speakers (AHC cut instead of k-means)
+            labels = ahc_clusters(train.embeddings, config.threshold, config.linkage, 1, SpeakerBounds(target))
+            centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
+            constrained = False
+    else:
+        if config.method == "vbx":
+            log.info("no PLDA parameters: clustering with AHC alone")
+        labels = ahc_clusters(train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds)
+        centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
+    return assign(embeddings, centroids, active, constrained)
