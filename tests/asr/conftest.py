@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from witness.models.whisper_models import ResolvedModel, resolve_model
+from witness.textnorm import normalize_words
 
 WHEELS = Path(os.environ.get("WITNESS_TEST_WHEELS", "/tmp/dl"))
 
@@ -66,16 +67,22 @@ def sample_audio(sample_call) -> np.ndarray:
 
 
 @pytest.fixture(scope="session")
-def stm_words(sample_call) -> list[str]:
-    """Reference words of the sample call, lower-cased, punctuation stripped."""
-    words = []
-    for line in (sample_call / "sample.stm").read_text().splitlines():
-        words += line.split(maxsplit=5)[5].split()
-    return [normal(w) for w in words if normal(w)]
+def stm_segments(sample_call):
+    """The human transcript of the sample call (StmSegment: speaker, start, end, text)."""
+    from witness.evaluate.stm import read_stm
+
+    return read_stm(sample_call / "sample.stm")
+
+
+@pytest.fixture(scope="session")
+def stm_words(stm_segments) -> list[str]:
+    """Reference words of the sample call, normalised as for WER."""
+    return normalize_words(" ".join(s.text for s in stm_segments))
 
 
 def normal(word: str) -> str:
-    return "".join(c for c in word.lower() if c.isalnum() or c == "'")
+    """One word's normalised form (as WER compares words)."""
+    return " ".join(normalize_words(word))
 
 
 @pytest.fixture(scope="session")
