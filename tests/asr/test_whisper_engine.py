@@ -128,3 +128,18 @@ def test_base_transcribes_too(base_model, sample_audio):
     assert result.language == "en"  # detected: base is multilingual
     heard = {normal(w.text) for w in result.words}
     assert {"diane", "jersey", "sheila", "texas", "chicago"} <= heard
+
+
+def _worker_transcribe(path: str, options: WhisperOptions, audio: np.ndarray) -> AsrResult:
+    with WhisperEngine(path, options, model_name="tiny.en") as engine:
+        return engine.transcribe(audio)
+
+
+def test_the_engine_runs_in_a_spawned_worker_and_its_result_pickles(tiny_en, sample_audio):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    clip = sample_audio[int(12.5 * SR) : int(14.3 * SR)]  # "This is Diane in New Jersey."
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        result = pool.submit(_worker_transcribe, tiny_en.path, WhisperOptions(threads=1), clip).result()
+    assert [normal(w.text) for w in result.words][-3:] == ["in", "new", "jersey"]
