@@ -88,14 +88,16 @@ def test_options_are_picklable_and_checked():
         WhisperOptions(beam_size=0)
 
 
-def test_dtw_spans_end_where_the_next_token_starts():
+def test_dtw_stamps_mark_where_a_token_ends():
     class T:  # whisper_token_data's fields, in centiseconds
         def __init__(self, t0, t1, t_dtw):
             self.t0, self.t1, self.t_dtw = t0, t1, t_dtw
 
-    tokens = [T(0, 50, 10), T(50, 90, 40), T(90, 120, -1)]
-    assert token_spans(tokens, dtw=False) == [(0, 50), (50, 90), (90, 120)]
-    assert token_spans(tokens, dtw=True) == [(10, 40), (40, 90), (90, 120)]
+    segments = [[T(0, 50, 30), T(50, 90, 60)], [T(200, 260, 250), T(260, 300, -1)]]
+    assert token_spans(segments, dtw=False) == [[(0, 50), (50, 90)], [(200, 260), (260, 300)]]
+    # the first token starts at its t0; a segment's first token not before its t0 (200);
+    # a token without a DTW stamp falls back to its t1
+    assert token_spans(segments, dtw=True) == [[(0, 30), (30, 60)], [(200, 250), (250, 300)]]
 
 
 def test_bad_model_files_are_refused_before_whisper_cpp_sees_them(tmp_path, tiny_en):

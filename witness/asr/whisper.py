@@ -289,12 +289,11 @@ class WhisperEngine:
              if d.id < eot]  # text tokens only: no timestamps, no special tokens
             for s in range(pw.whisper_full_n_segments(ctx))
         ]
-        spans = token_spans([d for tokens in per_segment for d in tokens], self.options.timestamps == "dtw")
-        out, k = [], 0
-        for s, tokens in enumerate(per_segment):
+        spans = token_spans(per_segment, self.options.timestamps == "dtw")
+        out = []
+        for s, (tokens, token_times) in enumerate(zip(per_segment, spans)):
             pieces = [Piece(pw.whisper_token_to_bytes(ctx, d.id), offset + a / 100, offset + b / 100, float(d.p))
-                      for d, (a, b) in zip(tokens, spans[k : k + len(tokens)])]
-            k += len(tokens)
+                      for d, (a, b) in zip(tokens, token_times)]
             segment = self._segment(s, pieces)
             if segment is not None:
                 out.append(segment)
@@ -324,17 +323,30 @@ class WhisperEngine:
         )
 
 
-def token_spans(tokens: list[Any], dtw: bool) -> list[tuple[int, int]]:
-    """(start, end) in centiseconds per token (whisper_token_data: t0, t1, t_dtw).
+def token_spans(segments: list[list[Any]], dtw: bool) -> list[list[tuple[int, int]]]:
+    """(start, end) in centiseconds per text token, per segment (whisper_token_data: t0, t1, t_dtw).
 
-    Token mode: whisper.cpp's t0/t1. DTW mode: t_dtw is where the alignment path enters the
-    token, so a token ends where the next one starts (the last one at its t1).
+    Token mode: whisper.cpp's t0/t1. DTW mode: whisper.cpp stamps token k with the frame
+    where the alignment path enters the next row; a decoder row attends to the audio of the
+    token it predicts (row 0, the no-timestamps token, predicts the first text token), so
+    that frame is where token k's audio *ends*. Token k thus spans t_dtw[k-1]..t_dtw[k]; a
+    segment's first token starts no earlier than the segment's own timestamp (t0), which
+    keeps a pause between decoding windows out of the next word.
     """
     if not dtw:
-        return [(d.t0, max(d.t0, d.t1)) for d in tokens]
-    starts = [d.t_dtw if d.t_dtw >= 0 else d.t0 for d in tokens]
-    ends = starts[1:] + [tokens[-1].t1] if tokens else []
-    return [(a, max(a, b)) for a, b in zip(starts, ends)]
+        return [[(d.t0, max(d.t0, d.t1)) for d in tokens] for tokens in segments]
+    out, previous_end = [], None
+    for tokens in segments:
+        spans = []
+        for i, d in enumerate(tokens):
+            end = d.t_dtw if d.t_dtw >= 0 else d.t1
+            start = d.t0 if previous_end is None else previous_end
+            if i == 0:
+                start = max(start, d.t0)
+            spans.append((min(start, end), end))
+            previous_end = end
+        out.append(spans)
+    return out
 
 
 def _monotonic(words: list[Word], duration: float) -> tuple[Word, ...]:
