@@ -131,3 +131,10 @@ def test_expected_tensor_names_follow_whisper_cpp():
     assert "decoder.blocks.5.cross_attn.key.weight" in names
     assert not any(re.search(r"key\.bias", n) for n in names)
     assert names["encoder.conv1.bias"] == ((1, 512), ggml.F32)
+
+
+def test_the_header_carries_our_filterbank_and_the_raw_vocabulary(tiny_en):
+    hp, filters, tokens = ggml.read_header(tiny_en.path)
+    assert hp == tiny_en.info.hparams
+    assert np.array_equal(filters.view(np.int32), mel_filters(80).view(np.int32))
+    assert len(tokens) == 50257 and tokens[0] == b"!" and tokens[-1] == b"<|endoftext|>"
