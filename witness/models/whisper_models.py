@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -192,25 +193,30 @@ def _vocabulary_path(folder: Path) -> Path:
 
 
 def list_models(models_dir: str | Path | None = None) -> list[ModelStatus]:
-    """Every catalogued model with where it is cached (size-checked, not hashed), then extras."""
+    """Every catalogued model and where it is cached (size-checked, not hashed), then any
+    other ggml file in the search folders (imported or put there by hand)."""
     dirs = store.search_dirs(models_dir)
-    rows: list[ModelStatus] = []
-    known: set[Path] = set()
-    for entry in CATALOGUE.values():
-        candidates = ([(entry.ggml.name, entry.ggml.size, "ggml")] if entry.ggml else []) + [
-            (s.converted_name(entry.name), None, f"converted from {s.label}") for s in entry.ct2]
-        hit = next(((d / n, src) for n, size, src in candidates for d in dirs
-                    if (d / n).is_file() and (size is None or (d / n).stat().st_size == size)), None)
-        if hit:
-            known.add(hit[0])
-        rows.append(ModelStatus(entry.name, str(hit[0]) if hit else None,
-                                hit[0].stat().st_size if hit else entry.ggml.size if entry.ggml else None,
-                                hit[1] if hit else _sources(entry)))
-    for d in dirs:
-        for path in sorted(d.glob("ggml-*.bin")):
-            if path not in known and not any(path.name == e.ggml.name for e in CATALOGUE.values() if e.ggml):
-                rows.append(ModelStatus(path.name[5:-4], str(path), path.stat().st_size, "local file"))
+    rows = [_status(entry, dirs) for entry in CATALOGUE.values()]
+    listed = {row.path for row in rows if row.path}
+    catalogued_names = {e.ggml.name for e in CATALOGUE.values() if e.ggml}
+    for folder in dirs:
+        for path in sorted(folder.glob("ggml-*.bin")):
+            if str(path) not in listed and path.name not in catalogued_names:
+                name = re.sub(r"-ct2-[0-9a-f]{12}$", "", path.name[len("ggml-") : -len(".bin")])
+                rows.append(ModelStatus(name, str(path), path.stat().st_size, "local file"))
     return rows
+
+
+def _status(entry: WhisperModel, dirs: list[Path]) -> ModelStatus:
+    """Where ``entry`` is: its published ggml file first, then a cached conversion."""
+    candidates = [(entry.ggml.name, entry.ggml.size, "ggml")] if entry.ggml else []
+    candidates += [(s.converted_name(entry.name), None, f"converted from {s.label}") for s in entry.ct2]
+    for name, size, source in candidates:
+        for folder in dirs:
+            path = folder / name
+            if path.is_file() and (size is None or path.stat().st_size == size):
+                return ModelStatus(entry.name, str(path), path.stat().st_size, source)
+    return ModelStatus(entry.name, None, entry.ggml.size if entry.ggml else None, _sources(entry))
 
 
 def _sources(entry: WhisperModel) -> str:
