@@ -123,7 +123,9 @@ def _layer(model: Ct2Model, src: str, dst: str, cross: bool) -> Iterator[tuple[s
     yield from _norm(model, f"{src}/ffn/layer_norm", f"{dst}.mlp_ln")
 
 
-def _attention(dst: str, q, qb, k, v, vb) -> Iterator[tuple[str, np.ndarray]]:
+def _attention(dst: str, q: np.ndarray, qb: np.ndarray, k: np.ndarray, v: np.ndarray,
+               vb: np.ndarray) -> Iterator[tuple[str, np.ndarray]]:
+    """Query/key/value weights (d, d) and biases (d,) under whisper.cpp's names (no key bias)."""
     yield f"{dst}.query.weight", q
     yield f"{dst}.query.bias", qb
     yield f"{dst}.key.weight", k
