@@ -79,10 +79,11 @@ def main(ctx: click.Context, debug: bool, verbose: bool, quiet: bool) -> None:
 def _register() -> None:
     from witness.cli.diarize import diarize
     from witness.cli.evaluate import evaluate
+    from witness.cli.models import models
     from witness.cli.quote import quote
     from witness.cli.transcribe import transcribe
 
-    for command in (transcribe, diarize, quote, evaluate):
+    for command in (transcribe, diarize, quote, evaluate, models):
         main.add_command(command)
 
 

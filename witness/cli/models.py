@@ -1,0 +1,105 @@
+"""``witness models list|pull|path|import``: which Whisper models are here, and getting them.
+
+Models are looked for in ``--models-dir`` (or ``$WITNESS_MODELS_DIR``), then the cache
+(``$XDG_CACHE_HOME/witness/models``). stdout carries only data (the table, a path);
+progress bars go to stderr, and only on a terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Callable
+
+import click
+
+models_dir_option = click.option(
+    "--models-dir", type=click.Path(file_okay=False, path_type=Path), envvar="WITNESS_MODELS_DIR",
+    help="Folder searched first for model files (also $WITNESS_MODELS_DIR); for machines without network.",
+)
+
+
+@click.group("models")
+def models() -> None:
+    """List, download and convert Whisper models."""
+
+
+@models.command("list")
+@models_dir_option
+def list_cmd(models_dir: Path | None) -> None:
+    """Every known model: where it is cached, or where it would come from."""
+    from witness.models import store
+    from witness.models.whisper_models import list_models
+
+    click.echo("search order: " + ", ".join(str(d) for d in store.search_dirs(models_dir)), err=True)
+    rows = list_models(models_dir)
+    width = max(len(r.name) for r in rows)
+    for r in rows:
+        size = f"{r.size / 2**20:8.1f} MiB" if r.size else " " * 12
+        where = r.path if r.path else f"not here ({r.source})"
+        click.echo(f"{r.name:<{width}}  {size}  {where}")
+
+
+@models.command("pull")
+@click.argument("name")
+@models_dir_option
+@click.pass_context
+def pull(ctx: click.Context, name: str, models_dir: Path | None) -> None:
+    """Download (or convert) model NAME into the cache and print its path."""
+    from witness.models.whisper_models import resolve_model
+
+    with terminal_progress(ctx) as progress:
+        resolved = resolve_model(name, models_dir, offline=False, progress=progress)
+    click.echo(resolved.path)
+
+
+@models.command("path")
+@click.argument("name")
+@models_dir_option
+def path_cmd(name: str, models_dir: Path | None) -> None:
+    """Print the file model NAME resolves to, without downloading (fails if it is not here)."""
+    from witness.models.whisper_models import resolve_model
+
+    click.echo(resolve_model(name, models_dir, offline=True).path)
+
+
+@models.command("import")
+@click.argument("ct2_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--name", help="Name to use it by (default: the folder's name).")
+@click.pass_context
+def import_cmd(ctx: click.Context, ct2_dir: Path, name: str | None) -> None:
+    """Convert a CTranslate2 (faster-whisper) model folder to ggml, cache it, print its path."""
+    from witness.models.whisper_models import import_ct2
+
+    with terminal_progress(ctx) as progress:
+        resolved = import_ct2(ct2_dir, name, progress=progress)
+    click.echo(resolved.path)
+    if resolved.name:
+        click.echo(f"witness: available as --model {resolved.name}", err=True)
+
+
+class terminal_progress:  # noqa: N801 (used as a context manager, reads like a function)
+    """A ``(stage, completed, total)`` callback drawing tqdm bars on stderr when it is a
+    terminal and ``--quiet`` is off; otherwise no callback at all."""
+
+    def __init__(self, ctx: click.Context):
+        obj = ctx.find_root().obj or {}
+        self.enabled = sys.stderr.isatty() and not obj.get("quiet")
+        self.bars: dict[str, object] = {}
+
+    def __enter__(self) -> Callable[[str, int, int], None] | None:
+        return self.update if self.enabled else None
+
+    def update(self, stage: str, completed: int, total: int) -> None:
+        from tqdm import tqdm
+
+        bar = self.bars.get(stage)
+        if bar is None:
+            unit = "B" if stage.startswith("download") else "it"
+            bar = self.bars[stage] = tqdm(total=total or None, desc=stage, unit=unit, unit_scale=unit == "B",
+                                          file=sys.stderr, leave=False)
+        bar.update(completed - bar.n)  # type: ignore[attr-defined]
+
+    def __exit__(self, *exc: object) -> None:
+        for bar in self.bars.values():
+            bar.close()  # type: ignore[attr-defined]
