@@ -112,3 +112,27 @@ def test_cache_key_covers_everything_the_program_depends_on():
         mc.CacheKey("1.31", "2.12", "gfx1100", "ab" * 32, (("mels", (16, 160, 40)),)),
     ]
     assert len({base.digest(), *(v.digest() for v in variants)}) == 6
+
+
+def test_ge2e_on_migraphx_pins_its_shape_and_pads_the_tail(monkeypatch, tmp_path):
+    """Faked provider probe: the embedder must ask for a pinned (8, 160, 40) input and pad."""
+    from witness.diarize import embedding as emb
+
+    calls = []
+
+    class FakeSession:
+        def __init__(self, path, providers, threads, static_shapes=None):
+            from witness.accel.providers import ProviderChoice
+
+            self.choice = ProviderChoice("embedding", MIGRAPHX, "test")
+            self.static_shapes = static_shapes
+
+        def run(self, feeds):
+            calls.append(feeds["mels"].shape)
+            return [np.ones((len(feeds["mels"]), 256), np.float32)]
+
+    monkeypatch.setattr(emb, "LazySession", FakeSession)
+    embedder = emb.GE2EEmbedder(tmp_path / "ge2e.onnx", providers=(MIGRAPHX,))
+    assert embedder.batch_size == 8 and embedder.session.static_shapes == (("mels", (8, 160, 40)),)
+    out = embedder.embed_partials(np.zeros((11, 160, 40), np.float32))
+    assert out.shape == (11, 256) and calls == [(8, 160, 40), (8, 160, 40)]

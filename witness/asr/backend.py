@@ -104,7 +104,7 @@ def _loaded_ggml_libraries() -> list[ctypes.CDLL]:
     except OSError:
         return []
     paths = sorted({line.split()[-1] for line in maps.splitlines()
-                    if re.search(r"/libggml(-base)?[-.][^/]*\.so", line)})
+                    if re.search(r"/libggml[^/]*\.so", line)})
     libs = []
     for path in paths:
         try:

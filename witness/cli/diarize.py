@@ -76,7 +76,9 @@ def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speaker
                          embedding=embedding, models_dir=models_dir, threads=threads)
     if output_dir is None and fmt == "json" and len(files) > 1:
         raise click.BadParameter("several files as JSON need -o DIR", param_hint="--format")
-    diarizer, bounds = _diarizer(settings)
+    from witness.engines import build_diarizer
+
+    diarizer, bounds = build_diarizer(settings)
     failed = 0
     for path in files:
         try:
@@ -98,24 +100,6 @@ def _settings(base: DiarizationSettings, **options) -> DiarizationSettings:
         raise click.BadParameter(f"--min-speakers {settings.min_speakers} exceeds --max-speakers "
                                  f"{settings.max_speakers}")
     return settings
-
-
-def _diarizer(settings: DiarizationSettings):
-    """The Diarizer and speaker bounds for ``settings`` (models resolved once, for every file)."""
-    from witness.diarize.clustering import SpeakerBounds
-    from witness.diarize.config import config_for
-    from witness.diarize.pipeline import Diarizer, RuntimeOptions
-    from witness.models.diarization_choice import choose_models
-
-    models = choose_models(settings.embedding, settings.models_dir or None)
-    threshold = settings.ge2e_threshold if models.embedding == "ge2e" else settings.wespeaker_threshold
-    runtime = RuntimeOptions(segmentation_threads=settings.threads, embedding_threads=settings.threads,
-                             embedding_batch_size=settings.embedding_batch_size or None)
-    diarizer = Diarizer(models, config_for(models.embedding, settings.step, threshold), runtime,
-                        settings.ge2e_variant)
-    bounds = SpeakerBounds(settings.num_speakers or None, settings.min_speakers or None,
-                           settings.max_speakers or None)
-    return diarizer, bounds
 
 
 def _one_file(path: Path, diarizer, bounds, fmt: str, output_dir: Path | None, overwrite: bool) -> None:

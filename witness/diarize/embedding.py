@@ -26,8 +26,9 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from witness.accel.providers import MIGRAPHX
 from witness.diarize.features import (
-    FBANK_FRAME, FBANK_HOP, GE2E_HOP, SAMPLE_RATE, finite_audio, frame_energy, ge2e_frames,
+    FBANK_FRAME, FBANK_HOP, GE2E_HOP, GE2E_N_MELS, SAMPLE_RATE, finite_audio, frame_energy, ge2e_frames,
     ge2e_mel_of_frames, kaldi_fbank, mean_normalise)
 from witness.diarize.onnx_session import CPU, LazySession
 
@@ -103,15 +104,23 @@ class GE2EEmbedder:
     """Resemblyzer GE2E encoder (ONNX input ``mels`` (B, frames, 40), output ``embeddings``).
 
     providers: ONNX Runtime execution providers (default CPU); batch_size: partials per
-    model call; threads: intra-op threads (1: one thread beat two for small batches).
+    model call (None: 64, or 8 on MIGraphX, where a big batch can cost as much as that many
+    small ones on consumer GPUs: measure with scripts/bench_diarize_pipeline.py --embed-batch);
+    threads: intra-op threads (1: one thread beat two for small batches).
+    On MIGraphX the input shape is pinned, (batch_size, 160, 40): the last batch is padded, and
+    the compiled program is cached per shape (``witness.accel.migraphx_cache``).
     """
 
     dimension = EMBEDDING_DIM
 
-    def __init__(self, path: str | Path, providers: Sequence[Any] = CPU, batch_size: int = 64,
+    def __init__(self, path: str | Path, providers: Sequence[Any] = CPU, batch_size: int | None = None,
                  threads: int = 1, options: Ge2eOptions = Ge2eOptions()):
         self.session = LazySession(path, providers, threads)
-        self.batch_size = batch_size
+        self.static = self.session.choice.provider == MIGRAPHX
+        self.batch_size = batch_size or (8 if self.static else 64)
+        if self.static:
+            shape = (self.batch_size, options.partial_frames, GE2E_N_MELS)
+            self.session = LazySession(path, providers, threads, static_shapes=(("mels", shape),))
         self.options = options
         self.min_clean_seconds = options.min_clean_seconds
         self.partials_embedded = 0  # running count, for measurements
@@ -123,8 +132,11 @@ class GE2EEmbedder:
         self.partials_embedded += len(mels)
         out = np.empty((len(mels), EMBEDDING_DIM), dtype=np.float32)
         for first in range(0, len(mels), self.batch_size):
-            (out[first:first + self.batch_size],) = self.session.run(
-                {"mels": mels[first:first + self.batch_size]})
+            batch = mels[first:first + self.batch_size]
+            if self.static and len(batch) < self.batch_size:  # pinned shape: pad the tail
+                batch = np.concatenate([batch, np.zeros((self.batch_size - len(batch),) + batch.shape[1:], np.float32)])
+            (vectors,) = self.session.run({"mels": batch})
+            out[first:first + self.batch_size] = vectors[:len(out) - first]
         return out
 
     def embed(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:

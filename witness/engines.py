@@ -1,0 +1,121 @@
+"""The two engines as worker jobs: built once from picklable settings, then called per file.
+
+``asr_engine(settings)`` and ``diarization_engine(settings)`` run inside worker processes
+(``witness.workers``); each returns a callable ``(samples, progress) -> output`` whose output
+is a small frozen dataclass that crosses the process boundary.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from witness.accel.providers import ProviderChoice
+from witness.asr.whisper import WhisperOptions
+from witness.config import DiarizationSettings
+from witness.transcript import Turn, Word
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class AsrSettings:
+    model: str = "tiny.en"
+    options: WhisperOptions = field(default_factory=WhisperOptions)
+    models_dir: str | None = None
+    offline: bool = False
+
+
+@dataclass(frozen=True)
+class AsrOutput:
+    words: tuple[Word, ...]
+    language: str
+    info: Mapping[str, Any]  # model, device, backend, timestamps
+    seconds: float
+
+
+@dataclass(frozen=True)
+class DiarizationJobSettings:
+    settings: DiarizationSettings = field(default_factory=DiarizationSettings)
+    segmentation: ProviderChoice | None = None  # None: CPU
+    embedding: ProviderChoice | None = None
+    offline: bool = False
+
+
+@dataclass(frozen=True)
+class DiarizationResult:
+    turns: tuple[Turn, ...]
+    exclusive_turns: tuple[Turn, ...]
+    info: Mapping[str, Any]  # models, path, providers, speakers found, capped
+    timings: Mapping[str, float]
+    seconds: float
+
+
+def asr_engine(settings: AsrSettings) -> Callable[[np.ndarray, Progress | None], AsrOutput]:
+    """Load the Whisper model once; the returned callable transcribes one file's samples."""
+    from witness.asr.whisper import load_engine
+
+    engine = load_engine(settings.model, settings.options, settings.models_dir, settings.offline)
+    backend = engine.backend
+    info = {
+        "engine": "whisper.cpp",
+        "model": engine.model_name or Path(engine.model_path).name,
+        "device": f"{backend.gpu_backend}: {backend.gpu_device}" if backend.gpu_backend else "cpu",
+        "timestamps": settings.options.timestamps,
+        "threads": settings.options.effective_threads,
+    }
+
+    def run(samples: np.ndarray, progress: Progress | None = None) -> AsrOutput:
+        start = time.perf_counter()
+        result = engine.transcribe(samples, progress)
+        return AsrOutput(result.words, result.language, {**info, "language": result.language},
+                         time.perf_counter() - start)
+
+    return run
+
+
+def build_diarizer(settings: DiarizationSettings, segmentation: ProviderChoice | None = None,
+                   embedding: ProviderChoice | None = None, offline: bool = False):
+    """(Diarizer, SpeakerBounds) for ``settings``; models are resolved here, once."""
+    from witness.diarize.clustering import SpeakerBounds
+    from witness.diarize.config import config_for
+    from witness.diarize.onnx_session import CPU
+    from witness.diarize.pipeline import Diarizer, RuntimeOptions
+    from witness.models.diarization_choice import choose_models
+
+    models = choose_models(settings.embedding, settings.models_dir or None, offline)
+    threshold = settings.ge2e_threshold if models.embedding == "ge2e" else settings.wespeaker_threshold
+    runtime = RuntimeOptions(
+        segmentation_providers=segmentation or CPU, embedding_providers=embedding or CPU,
+        segmentation_threads=settings.threads, embedding_threads=settings.threads,
+        embedding_batch_size=settings.embedding_batch_size or None,
+    )
+    diarizer = Diarizer(models, config_for(models.embedding, settings.step, threshold), runtime, settings.ge2e_variant)
+    bounds = SpeakerBounds(settings.num_speakers or None, settings.min_speakers or None, settings.max_speakers or None)
+    return diarizer, bounds
+
+
+def diarization_engine(job: DiarizationJobSettings) -> Callable[[np.ndarray, Progress | None], DiarizationResult]:
+    """Resolve the models once; the returned callable diarizes one file's samples."""
+    diarizer, bounds = build_diarizer(job.settings, job.segmentation, job.embedding, job.offline)
+    models = diarizer.models
+
+    def run(samples: np.ndarray, progress: Progress | None = None) -> DiarizationResult:
+        start = time.perf_counter()
+        out = diarizer.run(samples, bounds, progress)
+        info = {
+            "segmentation": None if models.segmentation is None else Path(models.segmentation).name,
+            "embedding": out.embedding,
+            "path": out.path,
+            "providers": {role: (c.short if c else "cpu") for role, c in
+                          (("segmentation", job.segmentation), ("embedding", job.embedding))},
+            "speakers_found": out.found_speakers,
+            "capped": out.capped,
+        }
+        return DiarizationResult(out.turns, out.exclusive_turns, info, dict(out.timings), time.perf_counter() - start)
+
+    return run
