@@ -96,7 +96,7 @@ def test_a_model_failing_its_checksum_is_one_line_naming_it(sample_call, models_
 
 def test_config_file_sets_the_defaults_and_options_win(sample_call, models_dir, tmp_path):
     config = tmp_path / "witness.toml"
-    config.write_text(f'[diarization]\nnum_speakers = 3\nmodels_dir = "{models_dir}"\n')
+    config.write_text(f'[diarization]\nnum_speakers = 3\n[models]\ndir = "{models_dir}"\n')
     three = run("diarize", sample_call / "sample.wav", "--config", config)
     assert three.exit_code == 0, three.stderr
     assert len({t.speaker for t in parse_rttm(three.stdout)["sample"]}) == 3

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from witness.asr.whisper import WhisperOptions
 from witness.diarize.config import GE2E_CLUSTERING, WESPEAKER_CLUSTERING
 from witness.errors import InputError
 from witness.merge import MergeOptions
+from witness.plan import PlanOptions
 
 
 @dataclass(frozen=True)
@@ -38,18 +40,38 @@ class DiarizationSettings:
     max_speakers: int = 0  # 0: no cap
     threads: int = 1  # ONNX Runtime threads per model (segmentation and embedding run side by side)
     embedding_batch_size: int = 0  # GE2E partials / WeSpeaker windows per model call; 0: the model's default
-    models_dir: str = ""  # searched first; then $WITNESS_MODELS_DIR and the cache
+    segmentation_device: str = "auto"  # auto | cpu | cuda | migraphx | rocm | coreml
+    embedding_device: str = "auto"
     ge2e_threshold: float = GE2E_CLUSTERING.threshold  # AHC distance cut for GE2E embeddings
     wespeaker_threshold: float = WESPEAKER_CLUSTERING.threshold  # … for WeSpeaker (pyannote 3.1's)
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """Where model files come from."""
+
+    dir: str = ""  # searched first; then $WITNESS_MODELS_DIR and the cache
+    offline: bool = False  # never download; say which file to put where instead
+
+
+@dataclass(frozen=True)
+class AsrSettings:
+    """Which Whisper model (how it decodes, and on which device, is in [whisper])."""
+
+    model: str = "tiny.en"  # a name from `witness models list`, an imported name, or a ggml file
 
 
 @dataclass(frozen=True)
 class Settings:
     """Everything a run needs to decide; one section per stage."""
 
+    models: ModelSettings = field(default_factory=ModelSettings)
+    asr: AsrSettings = field(default_factory=AsrSettings)
+    whisper: WhisperOptions = field(default_factory=WhisperOptions)
+    diarization: DiarizationSettings = field(default_factory=DiarizationSettings)
+    plan: PlanOptions = field(default_factory=PlanOptions)
     merge: MergeOptions = field(default_factory=MergeOptions)
     output: OutputOptions = field(default_factory=OutputOptions)
-    diarization: DiarizationSettings = field(default_factory=DiarizationSettings)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

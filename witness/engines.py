@@ -43,6 +43,7 @@ class DiarizationJobSettings:
     settings: DiarizationSettings = field(default_factory=DiarizationSettings)
     segmentation: ProviderChoice | None = None  # None: CPU
     embedding: ProviderChoice | None = None
+    models_dir: str | None = None
     offline: bool = False
 
 
@@ -78,8 +79,8 @@ def asr_engine(settings: AsrSettings) -> Callable[[np.ndarray, Progress | None],
     return run
 
 
-def build_diarizer(settings: DiarizationSettings, segmentation: ProviderChoice | None = None,
-                   embedding: ProviderChoice | None = None, offline: bool = False):
+def build_diarizer(settings: DiarizationSettings, models_dir: str | None = None, offline: bool = False,
+                   segmentation: ProviderChoice | None = None, embedding: ProviderChoice | None = None):
     """(Diarizer, SpeakerBounds) for ``settings``; models are resolved here, once."""
     from witness.diarize.clustering import SpeakerBounds
     from witness.diarize.config import config_for
@@ -87,7 +88,7 @@ def build_diarizer(settings: DiarizationSettings, segmentation: ProviderChoice |
     from witness.diarize.pipeline import Diarizer, RuntimeOptions
     from witness.models.diarization_choice import choose_models
 
-    models = choose_models(settings.embedding, settings.models_dir or None, offline)
+    models = choose_models(settings.embedding, models_dir, offline)
     threshold = settings.ge2e_threshold if models.embedding == "ge2e" else settings.wespeaker_threshold
     runtime = RuntimeOptions(
         segmentation_providers=segmentation or CPU, embedding_providers=embedding or CPU,
@@ -101,7 +102,7 @@ def build_diarizer(settings: DiarizationSettings, segmentation: ProviderChoice |
 
 def diarization_engine(job: DiarizationJobSettings) -> Callable[[np.ndarray, Progress | None], DiarizationResult]:
     """Resolve the models once; the returned callable diarizes one file's samples."""
-    diarizer, bounds = build_diarizer(job.settings, job.segmentation, job.embedding, job.offline)
+    diarizer, bounds = build_diarizer(job.settings, job.models_dir, job.offline, job.segmentation, job.embedding)
     models = diarizer.models
 
     def run(samples: np.ndarray, progress: Progress | None = None) -> DiarizationResult:

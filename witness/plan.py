@@ -75,14 +75,14 @@ def _mode(devices: EngineDevices, free_vram: int | None, cores: int, options: Pl
     return "parallel", [f"both engines on the CPU with {cores} cores: side by side, cores split"]
 
 
+DIARIZATION_STAGES = 2  # segmentation and embedding run side by side, one ONNX Runtime thread each
+
+
 def _threads(mode: str, devices: EngineDevices, cores: int) -> tuple[int, int]:
-    """(whisper.cpp threads, ONNX Runtime threads): never more than ``cores`` at once."""
+    """(whisper.cpp threads, ONNX Runtime threads in all). One thread per ONNX model was
+    fastest (scripts/bench_diarize_pipeline.py), so diarization takes two; side by side,
+    whisper.cpp gets the other cores."""
+    onnx = DIARIZATION_STAGES
     if mode == "serial":
-        return cores, cores
-    if devices.diarization_gpu and not devices.asr_gpu:
-        onnx = 1  # feeding the GPU; whisper.cpp on the CPU needs the cores
-    elif devices.asr_gpu and not devices.diarization_gpu:
-        onnx = max(1, cores - 1)  # whisper.cpp on the GPU needs one core to drive it
-    else:
-        onnx = max(1, cores // 4)  # small ONNX models gain little from many threads
+        return cores, onnx
     return max(1, cores - onnx), onnx

@@ -88,22 +88,29 @@ class Worker:
         self._jobs += 1
         self._inbox.put(Job(job.key, job.audio, self._jobs))
 
-    def result(self, key: str, progress: Progress | None = None, poll: float = 0.2) -> Any:
+    def result(self, key: str, progress: Progress | None = None) -> Any:
         """Wait for the answer to the job ``key``; WorkerDied if the process ends first."""
         while True:
-            try:
-                kind, *payload = self._outbox.get(timeout=poll)
-            except queue.Empty:
-                if not self._process.is_alive():
-                    raise WorkerDied(self.name, self._process.exitcode, key) from None
-                continue
-            if kind == "progress":
-                if progress:
-                    progress(*payload)
-            elif kind == "error":
-                raise payload[0]
-            else:
-                return payload[0]
+            done, value = self.poll(key, progress)
+            if done:
+                return value
+
+    def poll(self, key: str, progress: Progress | None = None, timeout: float = 0.2) -> tuple[bool, Any]:
+        """One wait of at most ``timeout`` s: (True, result) when the job is done, else
+        (False, None); progress messages go to ``progress``; errors are raised."""
+        try:
+            kind, *payload = self._outbox.get(timeout=timeout)
+        except queue.Empty:
+            if not self._process.is_alive():
+                raise WorkerDied(self.name, self._process.exitcode, key) from None
+            return False, None
+        if kind == "progress":
+            if progress:
+                progress(*payload)
+            return False, None
+        if kind == "error":
+            raise payload[0]
+        return True, payload[0]
 
     def run(self, job: Job, progress: Progress | None = None) -> Any:
         self.submit(job)

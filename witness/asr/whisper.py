@@ -43,7 +43,7 @@ _LOG_ERROR = 4  # ggml_log_level GGML_LOG_LEVEL_ERROR
 class WhisperOptions:
     """How to decode. Defaults follow whisper.cpp's, except where noted.
 
-    language: ISO code, or None to detect it (English-only models always use "en").
+    language: ISO code, or "auto" to detect it (English-only models always use "en").
     initial_prompt: text that conditions the first window (names, spelling).
     threads: CPU threads; 0 means min(4, CPU count).
     beam_size: 1 = greedy (whisper.cpp's default); > 1 = beam search of that width.
@@ -71,7 +71,7 @@ class WhisperOptions:
     flash_attention: on, unless timestamps is "dtw" (whisper.cpp cannot do DTW with it).
     """
 
-    language: str | None = None
+    language: str = "auto"
     initial_prompt: str = ""
     threads: int = 0
     beam_size: int = 1

@@ -71,14 +71,15 @@ def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speaker
     Prints RTTM to stdout by default. Each file is done on its own: a bad file is reported in
     one line and the others still run (exit 2 if any failed; 1 if a model is missing or damaged).
     """
-    settings = _settings(load_settings(config_file).diarization, num_speakers=num_speakers,
+    loaded = load_settings(config_file)
+    settings = _settings(loaded.diarization, num_speakers=num_speakers,
                          min_speakers=min_speakers, max_speakers=max_speakers, step=step,
-                         embedding=embedding, models_dir=models_dir, threads=threads)
+                         embedding=embedding, threads=threads)
     if output_dir is None and fmt == "json" and len(files) > 1:
         raise click.BadParameter("several files as JSON need -o DIR", param_hint="--format")
     from witness.engines import build_diarizer
 
-    diarizer, bounds = build_diarizer(settings)
+    diarizer, bounds = build_diarizer(settings, str(models_dir or loaded.models.dir) or None, loaded.models.offline)
     failed = 0
     for path in files:
         try:
