@@ -64,6 +64,24 @@ def parse_init_log(text: str) -> tuple[str | None, str | None, dict[str, str]]:
     return backend, devices.get(backend) if backend else None, devices
 
 
+_GPU_LIBRARY = re.compile(r"libggml-(vulkan|cuda|metal|hip|sycl|opencl|musa|cann)\b", re.I)
+
+
+def gpu_backend_libraries() -> tuple[str, ...]:
+    """GPU backends the installed whisper.cpp was built with ("vulkan", "cuda", …), from the
+    library files beside the bindings: nothing is loaded, so no GPU driver starts in this
+    process (the engine's own worker process is the one that touches the GPU)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("_pywhispercpp")
+    if spec is None or not spec.origin:
+        return ()
+    here = Path(spec.origin).parent
+    folders = [here, here / "pywhispercpp.libs", here / "pywhispercpp" / "libs"]
+    names = [p.name for folder in folders if folder.is_dir() for p in folder.iterdir()]
+    return tuple(dict.fromkeys(m.group(1).lower() for n in names if (m := _GPU_LIBRARY.search(n))))
+
+
 def registry_devices() -> tuple[tuple[str, str], ...]:
     """(name, description) of every device in the ggml backend registry of this process."""
     libs = _loaded_ggml_libraries()

@@ -27,3 +27,66 @@ def parse_speaker_names(ctx: click.Context, param: click.Parameter, value: str |
             raise click.BadParameter(f"{pair!r} is not LABEL=NAME (e.g. SPEAKER_00=Diane)")
         names[label.strip()] = name.strip()
     return names
+
+
+def engine_options(function):
+    """The options transcribe and batch share: models, devices, plan, speakers."""
+    decorators = [
+        click.option("--model", metavar="NAME", help="Whisper model: tiny.en (default, bundled), base.en, "
+                     "small, large-v3-turbo…, an imported name, or a ggml file. E.g. --model base.en."),
+        click.option("--language", metavar="CODE", help="Spoken language (ISO 639-1, e.g. de), or auto. "
+                     "English-only models always use en."),
+        click.option("--no-diarize", is_flag=True, help="Whisper alone: timestamped text without speakers."),
+        click.option("--num-speakers", type=click.IntRange(1), metavar="N", help="Exactly N speakers, e.g. 2."),
+        click.option("--min-speakers", type=click.IntRange(1), metavar="N", help="At least N speakers."),
+        click.option("--max-speakers", type=click.IntRange(1), metavar="N",
+                     help="At most N speakers (more are merged, with a warning)."),
+        click.option("--device", type=click.Choice(["auto", "cpu", "cuda", "migraphx", "rocm", "coreml"]),
+                     help="Where the engines run: auto (default) takes the best GPU path each engine "
+                          "has; cpu keeps both on the CPU; an ONNX Runtime provider name forces it "
+                          "for the diarization models."),
+        click.option("--serial/--parallel", "serial", default=None,
+                     help="Force the engines to take turns, or to run side by side (default: the plan "
+                          "decides from free VRAM and cores; see -v)."),
+        click.option("--min-free-vram", type=click.FloatRange(0), metavar="GIB",
+                     help="Below this much free VRAM the engines take turns (default 4)."),
+        click.option("--threads", type=click.IntRange(1), metavar="N", help="CPU threads in all (default: every core)."),
+        click.option("--models-dir", type=click.Path(file_okay=False), metavar="DIR",
+                     help="Folder searched first for model files (then $WITNESS_MODELS_DIR, the cache)."),
+        click.option("--offline", is_flag=True, default=None, help="Never download; say which file to put where."),
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+def apply_engine_options(settings, model=None, language=None, num_speakers=None, min_speakers=None,
+                         max_speakers=None, device=None, serial=None, min_free_vram=None, threads=None,
+                         models_dir=None, offline=None, **_):
+    """``settings`` with the engine options given on the command line."""
+    from dataclasses import replace
+
+    s = settings
+    if model:
+        s = replace(s, asr=replace(s.asr, model=model))
+    if language:
+        s = replace(s, whisper=replace(s.whisper, language=language))
+    diar = {k: v for k, v in (("num_speakers", num_speakers), ("min_speakers", min_speakers),
+                              ("max_speakers", max_speakers)) if v is not None}
+    if device:
+        diar.update(segmentation_device=device, embedding_device=device)
+        if device == "cpu":
+            s = replace(s, whisper=replace(s.whisper, use_gpu=False))
+    if diar:
+        s = replace(s, diarization=replace(s.diarization, **diar))
+    d = s.diarization
+    if d.min_speakers and d.max_speakers and d.min_speakers > d.max_speakers:
+        raise click.BadParameter(f"--min-speakers {d.min_speakers} exceeds --max-speakers {d.max_speakers}")
+    plan = {k: v for k, v in (("mode", None if serial is None else ("serial" if serial else "parallel")),
+                              ("min_free_vram_gib", min_free_vram), ("threads", threads)) if v is not None}
+    if plan:
+        s = replace(s, plan=replace(s.plan, **plan))
+    models = {k: v for k, v in (("dir", models_dir), ("offline", offline)) if v is not None}
+    if models:
+        s = replace(s, models=replace(s.models, **{k: str(v) if k == "dir" else v for k, v in models.items()}))
+    return s

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from witness.cli.options import parse_formats, parse_speaker_names
+from witness.cli.options import apply_engine_options, engine_options, parse_formats, parse_speaker_names
+from witness.cli.progress import StatusLine, enabled
 from witness.config import load_settings
 from witness.errors import WitnessError
-from witness.rttm import read_rttm
 from witness.writers import WRITERS, check_outputs_free, output_paths, write_outputs
+
+log = logging.getLogger(__name__)
 
 EXAMPLES = """
 \b
@@ -19,6 +23,9 @@ Examples:
   witness call.wav --format srt > call.srt      one format on stdout
   witness calls/*.m4a -o out --format json,vtt  out/<name>.json, out/<name>.vtt
   witness call.wav --speaker-names SPEAKER_00=Diane,SPEAKER_01=Sheila
+  witness call.wav --model base.en --num-speakers 2
+  witness call.wav --no-diarize                 timestamped text, no speakers
+  witness -v call.wav --serial                  engines one after the other; -v says why/how
   witness call.wav --words words.json --turns call.rttm   merge only (no engines)
 """
 
@@ -33,6 +40,7 @@ Examples:
 @click.option("--overwrite", is_flag=True, help="Replace outputs that already exist (never done silently).")
 @click.option("--speaker-names", callback=parse_speaker_names, metavar="LABEL=NAME,…",
               help="Rename speakers in every output, e.g. SPEAKER_00=Diane,SPEAKER_01=Sheila.")
+@engine_options
 @click.option("--words", "words_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Take words from this JSON (a witness transcript or a list of {start,end,text}) "
                    "instead of running Whisper. Debugs the merge.")
@@ -41,49 +49,91 @@ Examples:
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
               help="A TOML file of settings (see config/default.toml).")
 @click.pass_context
-def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, words_file, turns_file, config_file):
+def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, words_file, turns_file, config_file,
+               no_diarize, **engine):
     """Transcribe FILES and say who spoke each word.
 
     Audio can be wav, flac, mp3, ogg/opus, m4a/aac, webm or anything FFmpeg reads.
     Each file gets its own outputs; a bad file is reported in one line and the others
     still run (exit 2 if any failed).
     """
-    settings = load_settings(config_file)
+    settings = apply_engine_options(load_settings(config_file), **engine)
     formats = formats or (settings.output.formats if output_dir else ("txt",))
     if output_dir is None and len(formats) > 1:
         raise click.BadParameter("several formats need -o DIR (stdout takes one)", param_hint="--format")
+    run = _Run(settings, not no_diarize, words_file, turns_file, enabled(ctx), keep_workers=len(files) > 1)
     failed = 0
-    for path in files:
-        try:
-            _one_file(path, files, output_dir, formats, overwrite, speaker_names, words_file, turns_file, settings)
-        except WitnessError as exc:
-            if len(files) == 1 or ctx.find_root().params.get("debug"):
-                raise
-            click.echo(f"witness: {exc}", err=True)
-            failed += 1
+    try:
+        for path in files:
+            try:
+                transcript = run.transcript(path, output_paths(path, output_dir, formats) if output_dir else [], overwrite)
+            except WitnessError as exc:
+                if len(files) == 1 or ctx.find_root().params.get("debug"):
+                    raise
+                click.echo(f"witness: {exc}", err=True)
+                failed += 1
+                continue
+            _emit(transcript.rename_speakers(speaker_names), path, files, output_dir, formats)
+    finally:
+        run.close()
     if failed:
         ctx.exit(2)
 
 
-def _one_file(path, files, output_dir, formats, overwrite, names, words_file, turns_file, settings) -> None:
-    from witness import pipeline
+class _Run:
+    """The engines (started on first use, kept for every file when ``keep_workers``), with
+    words (--words) or turns (--turns) taken from files instead when given."""
+
+    def __init__(self, settings, diarize, words_file, turns_file, show_progress, keep_workers):
+        self.settings, self.diarize = settings, diarize and turns_file is None
+        self.words_file, self.turns_file = words_file, turns_file
+        self.show_progress, self.keep_workers = show_progress, keep_workers
+        self._orchestrator = None
+
+    def transcript(self, path: Path, paths: list[Path], overwrite: bool):
+        from witness import pipeline
+
+        check_outputs_free(paths, overwrite)
+        if self.words_file is not None:
+            meta = pipeline.audio_meta(_load(path))
+            words = pipeline.read_words(self.words_file)
+        else:
+            with StatusLine(path.name, self.show_progress) as status:
+                engines = self._engines().transcribe(path, status)
+            if self.turns_file is None:
+                return engines
+            meta, words = engines.audio, [replace(w, speaker=None) for w in engines.words]
+        turns = None if self.turns_file is None else self._turns(path)
+        return pipeline.assemble(meta, words, turns, options=self.settings.merge)
+
+    def _engines(self):
+        if self._orchestrator is None:
+            from witness.orchestrate import Orchestrator
+
+            self._orchestrator = Orchestrator(self.settings, diarize=self.diarize, keep_workers=self.keep_workers)
+        return self._orchestrator
+
+    def _turns(self, path: Path):
+        from witness.rttm import read_rttm
+
+        by_file = read_rttm(self.turns_file)
+        return by_file.get(Path(path).stem) or [t for ts in by_file.values() for t in ts]
+
+    def close(self) -> None:
+        if self._orchestrator is not None:
+            self._orchestrator.close()
+
+
+def _load(path: Path):
     from witness.audio import load_audio
 
-    paths = output_paths(path, output_dir, formats) if output_dir else []
-    check_outputs_free(paths, overwrite)
-    audio = load_audio(path)
-    meta = pipeline.audio_meta(audio)
-    if words_file is None:
-        raise WitnessError("the Whisper engine is not wired in yet: pass --words", path)
-    words = pipeline.read_words(words_file)
-    turns = None
-    if turns_file is not None:
-        by_file = read_rttm(turns_file)
-        turns = by_file.get(Path(path).stem) or [t for ts in by_file.values() for t in ts]
-    transcript = pipeline.assemble(meta, words, turns, options=settings.merge).rename_speakers(names)
-    if paths:
-        write_outputs(transcript, paths)
-    else:
-        if len(files) > 1:
-            click.echo(f"==> {path} <==")
-        click.echo(WRITERS[formats[0]](transcript), nl=False)
+    return load_audio(path)
+
+
+def _emit(transcript, path: Path, files, output_dir, formats) -> None:
+    if output_dir:
+        write_outputs(transcript, output_paths(path, output_dir, formats))
+        return
+    if len(files) > 1:
+        click.echo(f"==> {path} <==")
+    click.echo(WRITERS[formats[0]](transcript), nl=False)

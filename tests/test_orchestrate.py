@@ -1,0 +1,65 @@
+"""Both engines on the sample call through worker processes: serial and parallel give the
+same transcript, devices and the plan are recorded, and a worker killed by a signal is one
+clear line from the CLI."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from click.testing import CliRunner
+
+from witness.cli import main
+from witness.config import ModelSettings, Settings
+from witness.orchestrate import Orchestrator
+from witness.plan import PlanOptions
+from witness.workers import CRASH_FOR_TESTS
+
+
+@pytest.fixture(scope="module")
+def settings(models_dir):
+    return replace(Settings(), models=ModelSettings(dir=str(models_dir)))
+
+
+@pytest.fixture(scope="module")
+def by_mode(settings, sample_call):
+    out = {}
+    for mode in ("serial", "parallel"):
+        s = replace(settings, plan=PlanOptions(mode=mode))
+        with Orchestrator(s) as run:
+            out[mode] = run.transcribe(sample_call / "sample.wav")
+    return out
+
+
+def test_parallel_and_serial_give_identical_transcripts(by_mode):
+    serial, parallel = by_mode["serial"], by_mode["parallel"]
+    assert serial.utterances == parallel.utterances and serial.turns == parallel.turns
+    assert serial.plan["mode"] == "serial" and parallel.plan["mode"] == "parallel"
+
+
+def test_the_transcript_says_what_ran_where(by_mode):
+    t = by_mode["serial"]
+    assert t.speakers == ("SPEAKER_00", "SPEAKER_01")
+    assert t.engines["asr"]["model"] == "tiny.en" and t.engines["asr"]["device"] == "cpu"
+    assert t.engines["diarization"]["path"] == "segmentation"
+    assert t.engines["diarization"]["providers"] == {"segmentation": "cpu", "embedding": "cpu"}
+    assert {"decode", "asr", "diarization", "merge", "total"} <= set(t.timings)
+    assert "originally from Chicago" in " ".join(u.text for u in t.utterances)
+
+
+def test_no_diarize_runs_whisper_alone(settings, sample_call):
+    with Orchestrator(settings, diarize=False) as run:
+        t = run.transcribe(sample_call / "sample.wav")
+    assert t.speakers == () and "diarization" not in t.engines
+    assert all(u.speaker is None for u in t.utterances)
+
+
+@pytest.mark.parametrize("worker", ["asr", "diarization"])
+def test_a_worker_killed_by_a_signal_is_one_clear_line(worker, sample_call, models_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv(CRASH_FOR_TESTS, worker)
+    result = CliRunner().invoke(main, [str(sample_call / "sample.wav"), "--models-dir", str(models_dir),
+                                       "-o", str(tmp_path), "--format", "json"])
+    assert result.exit_code == 1
+    assert result.stderr == (f"witness: {sample_call / 'sample.wav'}: the {worker} worker died "
+                             f"(signal SIGKILL) while working on it\n")
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,193 @@
+"""Running the engines for a file: devices, the plan, the workers, and the Transcript.
+
+``Orchestrator`` owns one run's engine workers (a single file, or a whole batch with
+``keep_workers``): it decodes each file once into shared memory, hands it to the Whisper and
+diarization workers side by side or one after the other as the plan says, and merges the
+results into a Transcript that records models, devices, the plan and timings.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from witness.accel.providers import ProviderChoice, available_providers, choose_provider
+from witness.accel.vram import GpuMemory, free_vram, probe_gpus
+from witness.asr.backend import gpu_backend_libraries
+from witness.audio import decode_to_file
+from witness.config import Settings
+from witness.engines import AsrSettings, DiarizationJobSettings, asr_engine, diarization_engine
+from witness.fileio import sha256_file
+from witness.pipeline import assemble
+from witness.plan import EngineDevices, Plan, make_plan
+from witness.transcript import AudioMeta, Transcript
+from witness.workers import Job, SharedAudio, Worker
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+SAMPLE_RATE = 16000
+
+
+@dataclass(frozen=True)
+class Devices:
+    """What each engine runs on (decided without touching a GPU in this process)."""
+
+    asr_gpu_backend: str | None  # "vulkan", "cuda", … when whisper.cpp has one and may use it
+    segmentation: ProviderChoice
+    embedding: ProviderChoice
+    gpus: tuple[GpuMemory, ...]
+
+    def for_plan(self) -> EngineDevices:
+        return EngineDevices(
+            asr_gpu=self.asr_gpu_backend is not None,
+            asr_device=self.asr_gpu_backend or "cpu",
+            diarization={"segmentation": self.segmentation.short, "embedding": self.embedding.short},
+            diarization_gpu=self.segmentation.on_gpu or self.embedding.on_gpu,
+        )
+
+
+def find_devices(settings: Settings, gpus: tuple[GpuMemory, ...] | None = None,
+                 providers: tuple[str, ...] | None = None) -> Devices:
+    """Where the engines would run with ``settings``: probes are injectable for tests."""
+    gpus = probe_gpus() if gpus is None else gpus
+    providers = available_providers() if providers is None else providers
+    asr_gpu = None
+    if settings.whisper.use_gpu:
+        libraries = gpu_backend_libraries()
+        asr_gpu = libraries[0] if libraries else None
+    d = settings.diarization
+    return Devices(
+        asr_gpu_backend=asr_gpu,
+        segmentation=choose_provider("segmentation", d.segmentation_device, providers),
+        embedding=choose_provider("embedding", d.embedding_device, providers),
+        gpus=gpus,
+    )
+
+
+def plan_for(settings: Settings, devices: Devices) -> Plan:
+    return make_plan(devices.for_plan(), free_vram(devices.gpus, settings.whisper.gpu_device),
+                     os.cpu_count() or 1, settings.plan)
+
+
+class Orchestrator:
+    """The engines for one run. ``diarize=False`` runs Whisper alone (``--no-diarize``).
+
+    With ``keep_workers`` (batch), workers live until ``close()``; otherwise each worker is
+    closed after its job in serial mode, so two GPU engines never hold memory at once.
+    """
+
+    def __init__(self, settings: Settings, diarize: bool = True, keep_workers: bool = False,
+                 devices: Devices | None = None):
+        self.settings = settings
+        self.diarize = diarize
+        self.keep_workers = keep_workers
+        self.devices = devices or find_devices(settings)
+        self.plan = plan_for(settings, self.devices)
+        self._workers: dict[str, Worker] = {}
+        for reason in self.plan.reasons:
+            log.info("plan: %s", reason)
+
+    # --- one file ---------------------------------------------------------------------
+
+    def transcribe(self, path: str | Path, progress: Progress | None = None) -> Transcript:
+        """Decode, run the engines as planned, merge; InputError for bad audio."""
+        started = time.perf_counter()
+        meta, shared = self._decode(Path(path))
+        decoded = time.perf_counter()
+        try:
+            asr, diarization = self._run_engines(shared, str(path), progress)
+        finally:
+            shared.unlink()
+        merged_at = time.perf_counter()
+        engines = {"asr": dict(asr.info)}
+        timings = {"decode": decoded - started, "asr": asr.seconds}
+        turns = exclusive = None
+        if diarization is not None:
+            engines["diarization"] = dict(diarization.info)
+            timings["diarization"] = diarization.seconds
+            turns, exclusive = diarization.turns, diarization.exclusive_turns
+        transcript = assemble(meta, asr.words, turns, exclusive, self.settings.merge,
+                              engines=engines, plan=self.plan.to_dict())
+        done = time.perf_counter()
+        timings.update({"engines": merged_at - decoded, "merge": done - merged_at, "total": done - started})
+        return replace(transcript, timings={k: round(v, 3) for k, v in timings.items()})
+
+    def _decode(self, path: Path) -> tuple[AudioMeta, SharedAudio]:
+        folder = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        fd, raw = tempfile.mkstemp(prefix="witness-audio-", suffix=".f32", dir=folder)
+        os.close(fd)
+        try:
+            info, length = decode_to_file(path, raw)
+        except BaseException:
+            os.unlink(raw)
+            raise
+        meta = AudioMeta(path=str(path), duration=round(length / SAMPLE_RATE, 6), sha256=sha256_file(path),
+                         sample_rate=info.source_rate, channels=info.channels)
+        return meta, SharedAudio(raw, length)
+
+    def _run_engines(self, shared: SharedAudio, key: str, progress: Progress | None):
+        names = ["asr", "diarization"] if self.diarize else ["asr"]
+        if self.plan.mode == "parallel":
+            workers = {name: self._worker(name) for name in names}
+            for worker in workers.values():
+                worker.submit(Job(key, shared))
+            results = _gather(workers, key, progress)
+        else:
+            results = {}
+            for name in names:
+                results[name] = self._worker(name).run(Job(key, shared), progress)
+                if not self.keep_workers:
+                    self._close(name)
+        if not self.keep_workers:
+            self.close()
+        return results["asr"], results.get("diarization")
+
+    # --- workers ----------------------------------------------------------------------
+
+    def _worker(self, name: str) -> Worker:
+        worker = self._workers.get(name)
+        if worker is None or not worker.alive:
+            factory, args = self._factory(name)
+            worker = self._workers[name] = Worker(name, factory, args)
+        return worker
+
+    def _factory(self, name: str) -> tuple[Callable[..., Any], tuple]:
+        s, models_dir = self.settings, self.settings.models.dir or None
+        if name == "asr":
+            options = s.whisper if s.whisper.threads else replace(s.whisper, threads=self.plan.whisper_threads)
+            return asr_engine, (AsrSettings(s.asr.model, options, models_dir, s.models.offline),)
+        return diarization_engine, (DiarizationJobSettings(
+            s.diarization, self.devices.segmentation, self.devices.embedding, models_dir, s.models.offline),)
+
+    def _close(self, name: str) -> None:
+        worker = self._workers.pop(name, None)
+        if worker is not None:
+            worker.close()
+
+    def close(self) -> None:
+        for name in list(self._workers):
+            self._close(name)
+
+    def __enter__(self) -> "Orchestrator":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _gather(workers: dict[str, Worker], key: str, progress: Progress | None) -> dict[str, Any]:
+    """Wait for every worker's answer to ``key``, passing progress on as it comes."""
+    results: dict[str, Any] = {}
+    while len(results) < len(workers):
+        for name, worker in workers.items():
+            if name not in results:
+                done, value = worker.poll(key, progress, timeout=0.05)
+                if done:
+                    results[name] = value
+    return results
