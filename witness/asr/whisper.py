@@ -366,12 +366,22 @@ def token_spans(segments: list[list[Any]], dtw: bool) -> list[list[tuple[int, in
     return out
 
 
+WORD_SECONDS_BASE = 0.2  # a word lasts at most this…
+WORD_SECONDS_PER_CHAR = 0.1  # …plus this per letter (speech runs at ~14 letters a second)
+
+
 def _monotonic(words: list[Word], duration: float) -> tuple[Word, ...]:
-    """Clamp word times into [0, duration] and make starts non-decreasing."""
+    """Clamp word times into [0, duration], make starts non-decreasing, and bound each
+    word's length. whisper.cpp knows where a word ends (DTW) but a segment's first word
+    starts where the segment does: after a long silence (a ring tone, music) that put
+    "Hello" at 0.0-7.1 s when it was said at 6.7 s; its start moves to end - a plausible
+    length for its letters (6.4 s here)."""
     out: list[Word] = []
     last = 0.0
     for w in words:
-        start = min(max(w.start, last), duration)
+        letters = sum(c.isalnum() for c in w.text)
+        plausible_start = w.end - (WORD_SECONDS_BASE + WORD_SECONDS_PER_CHAR * max(1, letters))
+        start = min(max(w.start, plausible_start, last), duration)
         end = min(max(w.end, start), duration)
         out.append(Word(start=start, end=end, text=w.text, probability=w.probability))
         last = start
