@@ -113,3 +113,20 @@ def test_one_batch_at_a_time_writes_a_folder(tmp_path):
                 pass
     with Manifest(tmp_path / "m.jsonl"):  # released
         pass
+
+
+def test_the_progress_bar_shows_files_audio_speed_and_eta(monkeypatch):
+    import io
+    import sys
+
+    from witness.cli.progress import BatchBar
+
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    bar = BatchBar([1000, 10, 1000], on=True)
+    bar.file_done(10, transcribed=False, audio_seconds=0.0)  # a failed file: no speed, no ETA yet
+    bar.stage("transcribe", 45, 100)
+    bar.file_done(1000, transcribed=True, audio_seconds=90.0)
+    bar.close()
+    last = err.getvalue().replace("\r", "\n").strip().splitlines()[-1]
+    assert "2/3 files" in last and "1.5 audio min" in last and "x real time" in last and "ETA" in last

@@ -18,7 +18,6 @@ import contextlib
 import glob
 import hashlib
 import json
-import logging
 import os
 import signal
 import threading
@@ -30,13 +29,11 @@ from typing import Callable, Iterator, Sequence
 
 from witness import __version__
 from witness.config import Settings
-from witness.errors import InputError, WitnessError
+from witness.errors import InputError
 from witness.fileio import sha256_file
 from witness.flow import FileJob, FileResult
 from witness.manifest import MANIFEST_NAME, Manifest, ManifestRow
 from witness.writers import write_outputs
-
-log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
 

@@ -70,7 +70,7 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, config_file, no_
     if interrupted:
         click.echo("witness: interrupted: finished files are kept; run the same command again to go on", err=True)
     if not quiet:
-        click.echo(_summary_table(summary), err=True, nl=False)
+        click.echo(_summary_table(summary, view.found_as), err=True, nl=False)
     ctx.exit(130 if interrupted else 2 if summary.failed else 0)
 
 
@@ -86,7 +86,7 @@ class _View:
         self.rows.append(row)
         if row.status == "failed":
             self.bar.write(f"witness: {self.found_as.get(row.input, row.input)}: {row.error}")
-        self.bar.file_done(row.size or 0, row.status != "skipped", row.duration or 0.0)
+        self.bar.file_done(row.size or 0, row.status == "ok", row.duration or 0.0)
 
 
 def _size(path: str) -> int:
@@ -96,8 +96,9 @@ def _size(path: str) -> int:
         return 0
 
 
-def _summary_table(s) -> str:
-    """The end-of-run summary (``witness.batch.BatchSummary``) as lines for stderr."""
+def _summary_table(s, found_as: dict[str, str]) -> str:
+    """The end-of-run summary (``witness.batch.BatchSummary``) as lines for stderr; files
+    named as they were found (``found_as``: absolute path -> that)."""
     rtf = "—" if s.rtf is None else f"{s.rtf:.3f} ({1 / s.rtf:.1f}x real time)"
     lines = [
         "",
@@ -110,7 +111,7 @@ def _summary_table(s) -> str:
     ]
     if s.failures:
         lines.append("  failed:")
-        lines.extend(f"    {path}: {error}" for path, error in s.failures)
+        lines.extend(f"    {found_as.get(path, path)}: {error}" for path, error in s.failures)
     return "\n".join(lines) + "\n"
 
 

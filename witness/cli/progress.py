@@ -75,7 +75,7 @@ class BatchBar:
     def __init__(self, sizes: list[int], on: bool):
         self.on = on
         self.bytes_left = sum(sizes)
-        self.worked_bytes = 0  # of files that went through the engines (not skipped)
+        self.done_bytes = 0  # of files transcribed: the speed the ETA assumes for the rest
         self.audio_seconds = 0.0
         self.started = time.monotonic()
         self._stage = ""
@@ -85,13 +85,15 @@ class BatchBar:
             from tqdm import tqdm
 
             self._bar = tqdm(total=len(sizes), unit="file", file=sys.stderr, dynamic_ncols=True,
-                             bar_format="{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} files [{elapsed}] {postfix}")
+                             bar_format="{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} files [{elapsed}]{postfix}")
 
-    def file_done(self, size: int, worked: bool, audio_seconds: float) -> None:
+    def file_done(self, size: int, transcribed: bool, audio_seconds: float) -> None:
+        """One more file finished: ``transcribed`` (ok) or skipped or failed."""
         self.bytes_left -= size
-        if worked:
-            self.worked_bytes += size
+        if transcribed:
+            self.done_bytes += size
             self.audio_seconds += audio_seconds
+        self._stage = ""
         if self._bar is not None:
             self._bar.update(1)
             self._bar.set_postfix_str(self._postfix())
@@ -109,8 +111,8 @@ class BatchBar:
         parts = [f"{self.audio_seconds / 60:.1f} audio min"]
         if self.audio_seconds and elapsed:
             parts.append(f"{self.audio_seconds / elapsed:.1f}x real time")
-        if self.worked_bytes and self.bytes_left > 0:
-            parts.append(f"ETA {format_clock(elapsed * self.bytes_left / self.worked_bytes, decimals=0)}")
+        if self.done_bytes and self.bytes_left > 0:
+            parts.append(f"ETA {format_clock(elapsed * self.bytes_left / self.done_bytes, decimals=0)}")
         if self._stage:
             parts.append(self._stage)
         return " · ".join(parts)
