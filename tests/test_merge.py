@@ -99,3 +99,12 @@ def test_exclusive_turns_keep_the_floor_with_who_spoke_first():
     assert exclusive_turns([Turn(0, 3, A), Turn(2, 9, B)]) == (Turn(0, 3, A), Turn(3, 9, B))
     assert exclusive_turns([]) == ()
     assert exclusive_turns([Turn(0, 1, A), Turn(1, 2, A)]) == (Turn(0, 2, A),)
+
+
+def test_a_word_that_fell_into_a_gap_follows_its_sentence_despite_a_pause():
+    # "now, though." — ASR put "though." late, into the gap before B's turn; a pause alone
+    # is no evidence that B said it, since no turn of B overlaps it.
+    words = [W(20.4, 20.9, "Jersey"), W(20.94, 21.3, "now,"), W(21.66, 21.7, "though."), W(21.9, 22.4, "Well,")]
+    turns = [Turn(18.0, 21.5, A), Turn(21.77, 28.0, B)]
+    assert [w.speaker for w in merge(words, turns).words] == [A, A, A, B]
+    assert [w.speaker for w in merge(words, turns, MergeOptions(repair=False)).words] == [A, A, B, B]

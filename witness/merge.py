@@ -9,8 +9,9 @@
    blip splits a sentence. Within a sentence (words up to a full stop, question or
    exclamation mark, or a long pause), a short run of another speaker (at most
    ``blip_words`` words and ``blip_seconds`` long) is given to the sentence's majority
-   speaker, unless a real pause (``real_pause`` seconds) separates it from the rest — a
-   pause is evidence that the speaker really changed there.
+   speaker, unless a real pause (``real_pause`` seconds) separates it from the rest and the
+   diarization actually heard that speaker during those words — a pause is evidence that
+   the speaker changed there, a word that merely fell into a gap next to a turn is not.
 3. **Group.** Consecutive words of one speaker form an utterance; an utterance also breaks
    at a pause of ``utterance_pause`` seconds.
 
@@ -54,8 +55,8 @@ class MergeResult:
 def merge(words: Sequence[Word], turns: Sequence[Turn], options: MergeOptions = MergeOptions()) -> MergeResult:
     """Assign ``words`` to the speakers of ``turns`` (exclusive turns work best) and group them."""
     ordered = sorted(words, key=lambda w: (w.start, w.end))
-    labels = assign_speakers(ordered, turns, options.gap_tolerance)
-    repaired = repair_boundaries(ordered, labels, options) if options.repair else list(labels)
+    labels, heard = _assign(ordered, turns, options.gap_tolerance)
+    repaired = repair_boundaries(ordered, labels, options, heard) if options.repair else list(labels)
     changed = sum(a != b for a, b in zip(labels, repaired))
     attributed = tuple(replace(w, speaker=s) for w, s in zip(ordered, repaired))
     return MergeResult(
@@ -69,12 +70,18 @@ def merge(words: Sequence[Word], turns: Sequence[Turn], options: MergeOptions = 
 def assign_speakers(words: Sequence[Word], turns: Sequence[Turn], gap_tolerance: float) -> list[str | None]:
     """Speaker per word (``words`` sorted by start): most total overlap, else nearest turn
     within ``gap_tolerance``, else None. Ties go to the turn holding the word's midpoint."""
+    return _assign(words, turns, gap_tolerance)[0]
+
+
+def _assign(words: Sequence[Word], turns: Sequence[Turn], gap_tolerance: float) -> tuple[list[str | None], list[bool]]:
+    """(speaker per word, whether a turn of that speaker overlaps the word)."""
     if not turns:
-        return [None] * len(words)
+        return [None] * len(words), [False] * len(words)
     turns = sorted(turns, key=lambda t: (t.start, t.end))
     starts = np.array([t.start for t in turns])
     ends = np.maximum.accumulate(np.array([t.end for t in turns]))  # sorted, for searchsorted
     labels: list[str | None] = []
+    heard: list[bool] = []
     for word in words:
         first = int(np.searchsorted(ends, word.start, side="left"))
         last = int(np.searchsorted(starts, word.end, side="right"))
@@ -87,7 +94,8 @@ def assign_speakers(words: Sequence[Word], turns: Sequence[Turn], gap_tolerance:
             labels.append(_best(overlap, turns[first:last], word))
         else:
             labels.append(_nearest(turns, starts, word, gap_tolerance))
-    return labels
+        heard.append(bool(overlap))
+    return labels, heard
 
 
 def _best(overlap: dict[str, float], candidates: Sequence[Turn], word: Word) -> str:
@@ -122,8 +130,11 @@ def sentences(words: Sequence[Word], sentence_pause: float) -> list[range]:
     return spans
 
 
-def repair_boundaries(words: Sequence[Word], labels: Sequence[str | None], options: MergeOptions) -> list[str | None]:
-    """Boundary repair (step 2 in the module docstring); returns new labels."""
+def repair_boundaries(words: Sequence[Word], labels: Sequence[str | None], options: MergeOptions,
+                      heard: Sequence[bool] | None = None) -> list[str | None]:
+    """Boundary repair (step 2 in the module docstring); returns new labels. ``heard``:
+    per word, whether a turn of its speaker overlaps it (default: all did)."""
+    heard = [True] * len(words) if heard is None else heard
     fixed = list(labels)
     for span in sentences(words, options.sentence_pause):
         majority = _majority(words, fixed, span)
@@ -133,7 +144,7 @@ def repair_boundaries(words: Sequence[Word], labels: Sequence[str | None], optio
             speaker = fixed[run.start]
             if speaker is None or speaker == majority:
                 continue
-            if _is_blip(words, run, span, options):
+            if _is_blip(words, run, span, options, any(heard[i] for i in run)):
                 for i in run:
                     fixed[i] = majority
     return fixed
@@ -159,10 +170,12 @@ def _runs(labels: Sequence[str | None], span: range) -> list[range]:
     return runs
 
 
-def _is_blip(words: Sequence[Word], run: range, span: range, options: MergeOptions) -> bool:
+def _is_blip(words: Sequence[Word], run: range, span: range, options: MergeOptions, heard: bool) -> bool:
     first, last = words[run.start], words[run.stop - 1]
     if len(run) > options.blip_words or last.end - first.start > options.blip_seconds:
         return False
+    if not heard:  # only the nearest-turn fallback put these words there: no evidence
+        return True
     before = first.start - words[run.start - 1].end if run.start > span.start else 0.0
     after = words[run.stop].start - last.end if run.stop < span.stop else 0.0
     return before < options.real_pause and after < options.real_pause

@@ -156,3 +156,13 @@ def test_language_is_checked_and_english_only_models_stay_english(tiny_engine, b
     with load_engine(base_model.path, WhisperOptions(threads=2, language="xx")) as engine:
         with pytest.raises(InputError, match="unknown language code 'xx'"):
             engine.transcribe(np.zeros(SR, np.float32))
+
+
+def test_without_timestamps_base_does_not_repeat_itself(base_model, sample_audio, stm_words):
+    opts = WhisperOptions(threads=2, language="en", without_timestamps=True)
+    assert opts.effective_chunk_seconds == 30.0
+    with WhisperEngine(base_model.path, opts, model_name="base") as engine:
+        result = engine.transcribe(sample_audio)
+    said = [normal(w.text) for w in result.words]
+    assert said.count("chicago") == 2  # with timestamps base re-decodes the window and says it 4 times
+    assert wer(result.words, stm_words) < 0.3

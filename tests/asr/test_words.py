@@ -23,7 +23,8 @@ def test_punctuation_goes_to_the_previous_word_and_opening_marks_to_the_next():
     words = join_words(pieces((" Hello", 0, 1), (",", 1, 1.1), (' "', 1.2, 1.2), ("Yankee", 1.2, 1.6),
                               ('"', 1.6, 1.7), (" ?", 1.7, 1.8)))
     assert texts(words) == ["Hello,", '"Yankee"?']
-    assert words[1].start == 1.2 and words[1].end == 1.8
+    # punctuation takes no time: a full stop's stamp marks the pause after the word
+    assert (words[0].start, words[0].end) == (0, 1) and (words[1].start, words[1].end) == (1.2, 1.6)
 
 
 def test_a_character_split_across_tokens_is_decoded_whole():

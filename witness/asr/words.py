@@ -39,8 +39,10 @@ class _Draft:
     probs: tuple[float, ...]
 
     def merged(self, other: "_Draft", before: bool) -> "_Draft":
+        """This word with ``other``'s text (punctuation) attached; the time stays the word's:
+        a full stop's timestamp marks the pause after the word, not the word."""
         text = other.text + self.text if before else self.text + other.text
-        return _Draft(text, min(self.start, other.start), max(self.end, other.end), self.probs + other.probs)
+        return _Draft(text, self.start, self.end, self.probs + other.probs)
 
 
 def join_words(pieces: Iterable[Piece], keep_annotations: bool = False) -> tuple[Word, ...]:
@@ -69,11 +71,15 @@ def _split(pieces: Iterable[Piece]) -> list[_Draft]:
         _Draft(
             text=b"".join(p.text for p in g).decode("utf-8", "replace").strip(),
             start=g[0].start,
-            end=g[-1].end,
+            end=next((p.end for p in reversed(g) if not _is_punctuation_bytes(p.text)), g[-1].end),
             probs=tuple(p.probability for p in g),
         )
         for g in groups
     ]
+
+
+def _is_punctuation_bytes(text: bytes) -> bool:
+    return is_punctuation(text.decode("utf-8", "replace").strip())
 
 
 def _attach_punctuation(drafts: Sequence[_Draft]) -> list[_Draft]:

@@ -206,6 +206,12 @@ class Diarizer:
         self.vad = None if models.vad is None else SileroVad(
             models.vad, runtime.segmentation_providers, threads=runtime.segmentation_threads)
 
+    def open_sessions(self) -> dict[str, str]:
+        """Create every ONNX session now (on MIGraphX this compiles, or loads the cached
+        program); returns the provider each model really runs on, by role."""
+        models = {"segmentation": self.segmentation, "vad": self.vad, "embedding": self.embedder}
+        return {role: model.session.provider for role, model in models.items() if model is not None}
+
     @property
     def embedding_name(self) -> str:
         return f"ge2e-{self.ge2e_variant}" if self.models.embedding == "ge2e" else self.models.embedding

@@ -1,0 +1,36 @@
+"""`witness doctor` and `witness warmup` on this machine (no GPU): real probes, real models."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from witness.cli import main
+
+
+def test_doctor_reports_devices_models_and_the_plan(models_dir):
+    result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--json"])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["gpus"] == []
+    assert "CPUExecutionProvider" in report["onnxruntime"]["providers"]
+    assert report["onnxruntime"]["models"]["segmentation"]["provider"] == "cpu"
+    assert report["whisper_cpp"]["model"] == "tiny.en" and report["whisper_cpp"]["device"] == "cpu"
+    assert any(f["name"] == "pyannote-seg3-int8.onnx" for f in report["models"][str(models_dir)])
+    assert report["plan_for_1_hour"]["mode"] in ("serial", "parallel") and report["plan_for_1_hour"]["reasons"]
+
+
+def test_doctor_text_form(models_dir):
+    result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu"])
+    assert result.exit_code == 0
+    assert "Plan for a 1-hour call:" in result.stdout and "whisper.cpp:" in result.stdout
+
+
+def test_warmup_prepares_every_model(models_dir):
+    result = CliRunner().invoke(main, ["warmup", "--models-dir", str(models_dir)])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("whisper model tiny.en: ")
+    assert "segmentation model ready on CPUExecutionProvider" in lines
+    assert "embedding model ready on CPUExecutionProvider" in lines

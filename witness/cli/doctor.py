@@ -1,0 +1,160 @@
+"""``witness doctor``: what this machine offers and what a run would do; ``witness warmup``:
+fetch, convert and compile everything a run will need, before the first call."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import numpy as np
+
+from witness.cli.options import apply_engine_options, engine_options
+from witness.config import Settings, load_settings
+
+@click.command()
+@engine_options
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON, for scripts.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="A TOML file of settings (see config/default.toml).")
+def doctor(as_json, config_file, no_diarize, **engine):
+    """Show GPUs and free VRAM, ONNX Runtime providers, whisper.cpp backends, cached
+    models, and the plan Witness would choose for a 1-hour call, with its reasons.
+
+    \b
+    Examples:
+      witness doctor
+      witness doctor --device cpu --json
+    """
+    settings = apply_engine_options(load_settings(config_file), **engine)
+    report = diagnose(settings)
+    click.echo(json.dumps(report, indent=2) if as_json else render(report))
+
+
+def diagnose(settings: Settings) -> dict:
+    """Everything doctor reports, as JSON-ready data (loads the Whisper model in a worker)."""
+    import onnxruntime
+
+    from witness.asr.backend import gpu_backend_libraries
+    from witness.orchestrate import find_devices, plan_for
+
+    devices = find_devices(settings)
+    plan = plan_for(settings, devices)
+    return {
+        "gpus": [g.to_dict() for g in devices.gpus],
+        "onnxruntime": {
+            "version": onnxruntime.__version__,
+            "providers": list(onnxruntime.get_available_providers()),
+            "models": {"segmentation": devices.segmentation.to_dict(), "embedding": devices.embedding.to_dict()},
+        },
+        "whisper_cpp": {"gpu_backends_built_in": list(gpu_backend_libraries()), **_whisper_probe(settings)},
+        "models": _cached_models(settings),
+        "plan_for_1_hour": plan.to_dict(),
+    }
+
+
+def _whisper_probe(settings: Settings) -> dict:
+    """Load the configured Whisper model in a worker (so a GPU driver starts there, not
+    here), transcribe a second of silence, and report where it ran."""
+    from witness.engines import AsrSettings, asr_engine
+    from witness.errors import WitnessError
+    from witness.workers import Job, SharedAudio, Worker
+
+    audio = SharedAudio.create(np.zeros(16000, dtype=np.float32))
+    asr = AsrSettings(settings.asr.model, settings.whisper, settings.models.dir or None, offline=True)
+    try:
+        with Worker("asr", asr_engine, (asr,)) as worker:
+            info = worker.run(Job("doctor", audio)).info
+        return {"model": info["model"], "device": info["device"], "backends": info["backends"],
+                "pywhispercpp": info["pywhispercpp"]}
+    except WitnessError as exc:
+        return {"model": settings.asr.model, "device": None, "problem": exc.message}
+    finally:
+        audio.unlink()
+
+
+def _cached_models(settings: Settings) -> dict[str, list[dict]]:
+    from witness.models.store import search_dirs
+
+    found = {}
+    for folder in search_dirs(settings.models.dir or None):
+        if folder.is_dir():
+            files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".bin", ".onnx", ".pt"))
+            found[str(folder)] = [{"name": p.name, "mib": round(p.stat().st_size / 2**20, 1)} for p in files]
+    return found
+
+
+def render(report: dict) -> str:
+    lines = []
+    gpus = report["gpus"]
+    lines.append("GPUs:          " + (", ".join(f"{g['index']}: {g['name']} ({g['free_gib']} of {g['total_gib']} GiB free)"
+                                            for g in gpus) or "none found (NVML / pyamdgpuinfo see no GPU)"))
+    ort = report["onnxruntime"]
+    lines.append(f"ONNX Runtime:  {ort['version']}; providers: {', '.join(ort['providers'])}")
+    for role, choice in ort["models"].items():
+        lines.append(f"  {role:<12} → {choice['provider']} ({choice['reason']})")
+    w = report["whisper_cpp"]
+    built = ", ".join(w["gpu_backends_built_in"]) or "none (CPU-only build; README: GPU set-up)"
+    lines.append(f"whisper.cpp:   pywhispercpp {w.get('pywhispercpp', '?')}; GPU backends built in: {built}")
+    lines.append(f"  {w['model']:<12} → " + (w["device"] or f"not loaded: {w.get('problem')}"))
+    lines.append("Models:")
+    for folder, files in report["models"].items():
+        lines.append(f"  {folder}")
+        lines.extend(f"    {f['name']} ({f['mib']} MiB)" for f in files)
+        if not files:
+            lines.append("    (no model files)")
+    plan = report["plan_for_1_hour"]
+    lines.append(f"Plan for a 1-hour call: {plan['mode']}")
+    lines.extend(f"  - {reason}" for reason in plan["reasons"])
+    return "\n".join(lines)
+
+
+@click.command()
+@engine_options
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="A TOML file of settings (see config/default.toml).")
+def warmup(config_file, no_diarize, **engine):
+    """Fetch, convert and compile what a run will need, so the first call starts at once.
+
+    Resolves the Whisper model (download or convert once) and the diarization models, then
+    opens every ONNX session the way a run will: on MIGraphX this compiles the pinned
+    shapes into the cache (~/.cache/witness/migraphx), once per shape.
+
+    \b
+    Examples:
+      witness warmup
+      witness warmup --model base.en --device migraphx
+    """
+    from witness.models.whisper_models import resolve_model
+    from witness.orchestrate import find_devices
+    from witness.workers import Job, SharedAudio, Worker
+
+    settings = apply_engine_options(load_settings(config_file), **engine)
+    resolved = resolve_model(settings.asr.model, settings.models.dir or None, offline=settings.models.offline)
+    click.echo(f"whisper model {resolved.name}: {resolved.path}")
+    if no_diarize:
+        return
+    devices = find_devices(settings)
+    audio = SharedAudio.create(np.zeros(16000 * 12, dtype=np.float32))
+    try:
+        with Worker("diarization", _open_sessions, (settings, devices.segmentation, devices.embedding)) as worker:
+            providers = worker.run(Job("warmup", audio))
+    finally:
+        audio.unlink()
+    for role, provider in providers.items():
+        click.echo(f"{role} model ready on {provider}")
+
+
+def _open_sessions(settings: Settings, segmentation, embedding):
+    """Worker factory: build the diarizer, open its sessions, and run it once on silence."""
+    from witness.engines import build_diarizer
+
+    diarizer, bounds = build_diarizer(settings.diarization, settings.models.dir or None, settings.models.offline,
+                                      segmentation, embedding)
+    providers = diarizer.open_sessions()
+
+    def run(samples, progress):
+        diarizer.run(np.asarray(samples), bounds)
+        return providers
+
+    return run
