@@ -30,7 +30,7 @@ class SleepingEngines:
         self.workers: dict[str, Worker] = {}
         self.decoded: dict[str, float] = {}  # path -> when it was decoded
         self.shared: list[str] = []  # the decoded audio files it made
-        self.spawned = 0
+        self.log: list[tuple[str, str]] = []  # workers started and closed, in order
 
     def decode(self, path: str, sha256: str = ""):
         if path.endswith(".bad"):
@@ -44,13 +44,14 @@ class SleepingEngines:
         if name not in self.workers or not self.workers[name].alive:
             seconds = ASR_SECONDS if name == "asr" else DIARIZATION_SECONDS
             self.workers[name] = Worker(name, sleeping_engine, (seconds,))
-            self.spawned += 1
+            self.log.append(("start", name))
         return self.workers[name]
 
     def release(self, name: str, timeout: float = 10.0) -> None:
         worker = self.workers.pop(name, None)
         if worker is not None:
             worker.close(timeout)
+            self.log.append(("close", name))
 
     def transcript(self, meta, results, timings):
         return Transcript(audio=meta, engines=dict(results), timings={**timings, "total": 0.0})
@@ -60,11 +61,12 @@ class SleepingEngines:
             self.release(name)
 
 
-def run(mode: str, paths: list[str], jobs: int, retries: int = 1):
+def run(mode: str, paths: list[str], jobs: int, retries: int = 1, keep_workers: bool = True):
     """[(result, when it came)] for ``paths`` through a flow."""
     engines = SleepingEngines(mode)
     try:
-        out = [(r, time.time()) for r in Flow(engines, jobs, retries).run(FileJob(p) for p in paths)]
+        flow = Flow(engines, jobs, retries, keep_workers)
+        out = [(r, time.time()) for r in flow.run(FileJob(p) for p in paths)]
     finally:
         engines.close()
     return engines, out
@@ -90,6 +92,12 @@ def test_serial_never_runs_two_jobs_at_once():
     assert [key for key, _ in spans] == [("a", "asr"), ("a", "diarization"), ("b", "asr"), ("b", "diarization"),
                                          ("c", "asr"), ("c", "diarization")]
     assert all(earlier[1][1] <= later[1][0] for earlier, later in zip(spans, spans[1:]))
+
+
+def test_without_kept_workers_serial_closes_each_worker_before_the_next_starts():
+    engines, results = run("serial", ["a"], jobs=1, keep_workers=False)
+    assert results[0][0].error is None
+    assert engines.log == [("start", "asr"), ("close", "asr"), ("start", "diarization"), ("close", "diarization")]
 
 
 def test_at_most_jobs_files_are_in_flight():

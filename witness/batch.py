@@ -140,22 +140,22 @@ def run_batch(items: Sequence[BatchItem], out_dir: str | Path, settings: Setting
               progress: Progress | None = None) -> tuple[ManifestRow, ...]:
     """Transcribe ``items`` into ``out_dir`` and return one row per item (also appended to
     the manifest and passed to ``report`` as each file finishes). Models load once, on the
-    first file that needs them. Ctrl-C (KeyboardInterrupt) stops at once: finished files
-    keep their outputs and rows, workers are killed, and the exception goes on."""
+    first file that needs them. Ctrl-C (KeyboardInterrupt) or any error stops at once:
+    finished files keep their outputs and rows, workers are killed, the exception goes on."""
     from witness.orchestrate import Orchestrator
 
     with Manifest(Path(out_dir) / MANIFEST_NAME) as manifest:
         batch = _Batch(items, Path(out_dir), manifest, options.force, report)
         engines = Orchestrator(settings, diarize=diarize, keep_workers=True)
+        completed = False
         try:
             flow = engines.transcribe_many(batch.jobs(), options.jobs or None, options.retries, progress)
             with contextlib.closing(flow):
                 for result in flow:
                     batch.finish(result)
-        except KeyboardInterrupt:
-            engines.close(timeout=1.0)  # jobs in progress are abandoned, not awaited
-            raise
-        engines.close()
+            completed = True
+        finally:
+            engines.close(timeout=10.0 if completed else 1.0)  # stopped: jobs in progress are abandoned
     return tuple(batch.rows)
 
 

@@ -125,11 +125,9 @@ class Flow:
                     upcoming = next(source, None)
                     if failed is not None:
                         yield failed
-                self._dispatch()
-                room = upcoming is not None and len(self._files) < self.jobs
-                yield from self._collect(0 if room else WAIT)
-                if not self.keep_workers:
-                    self._release_idle(more_files=upcoming is not None)
+                    self._dispatch()
+                    continue
+                yield from self._collect(WAIT, more_files=upcoming is not None)
         finally:
             for f in self._files.values():
                 f.audio.unlink()
@@ -173,9 +171,11 @@ class Flow:
         self._queued[name].append(f.path)
         f.submitted.add(name)
 
-    def _collect(self, timeout: float) -> Iterator[FileResult]:
-        """Wait up to ``timeout`` s for the busy workers, take in everything they said, and
-        yield the files that are now finished."""
+    def _collect(self, timeout: float, more_files: bool) -> Iterator[FileResult]:
+        """Wait up to ``timeout`` s for the busy workers and take in everything they said;
+        close the workers no file needs any more (unless kept), give the workers their next
+        jobs, and only then yield the files that are now finished (the caller writes them
+        while the workers go on)."""
         busy = {name: self._workers[name] for name, keys in self._queued.items() if keys}
         wait_any(list(busy.values()), timeout)
         for name, worker in busy.items():
@@ -184,6 +184,9 @@ class Flow:
                     self._on_event(name, event)
             except WorkerDied as died:
                 self._on_death(name, died)
+        if not self.keep_workers:
+            self._release_idle(more_files)
+        self._dispatch()
         yield from self._finished()
 
     def _on_event(self, name: str, event: Event) -> None:
