@@ -4,8 +4,8 @@
 Writes N short calls (10 s cuts of the sample call at different offsets), runs `witness
 batch DIR -o OUT` once, and samples the process tree's RSS and PSS (summed over its
 processes) every 0.25 s together with the number of manifest rows (files done). Prints the
-peak over the first 20 files and over all of them, per process at both points, and the
-most decoded-audio files in /dev/shm at once.
+peak over the first 20 files and over all of them (per process at both points), and the
+peak of each stretch of 20 files, to show whether memory grows or stays flat.
 
     python scripts/batch_memory.py [--files 200] [--seconds 10] [--models-dir ../shared/models] [-- extra options]
 """
@@ -51,10 +51,8 @@ def main() -> None:
     out = args.folder / "out"
     shutil.rmtree(out, ignore_errors=True)
     manifest = out / "witness-manifest.jsonl"
-    shm: list[int] = []
 
     def files_done() -> int:
-        shm.append(len(list(Path("/dev/shm").glob("witness-audio-*"))))
         return manifest.read_text().count("\n") if manifest.exists() else 0
 
     print(load())
@@ -69,7 +67,8 @@ def main() -> None:
     late = [s for s in samples if s.mark >= done - args.early]
     print(f"peak over the last {args.early} files:  {describe(max(late, key=lambda s: s.rss))}")
     print(f"ratio of peaks (all / first {args.early}): RSS {overall.rss / early.rss:.3f}, PSS {overall.pss / early.pss:.3f}")
-    print(f"decoded audio files in /dev/shm at once (this and other runs): at most {max(shm)}")
+    stretches = [[s for s in samples if lo <= s.mark < lo + args.early] for lo in range(0, done, args.early)]
+    print(f"peak RSS per {args.early} files (MiB): " + " ".join(f"{max(s.rss for s in st) / MIB:.0f}" for st in stretches if st))
     print(load())
 
 

@@ -2,8 +2,8 @@
 """`witness batch` against one `witness FILE` process per file, in one run: wall time and
 peak memory of the whole process tree.
 
-Two sets of 20 calls made from the sample call: 20 copies of it (30 s each), and a mix of
-lengths (7 x 10 s, 7 x 30 s, 6 x 2 min tiles). For each set and round: `witness batch DIR -o
+Three sets of 20 calls made from the sample call: 20 copies of it (30 s each), a mix of
+lengths (7 x 10 s, 7 x 30 s, 6 x 2 min tiles), and 20 cuts of 10 s. For each set and round: `witness batch DIR -o
 OUT`, then the 20 files one `witness FILE -o OUT` process after another; RSS and PSS of the
 process tree (summed over its processes) sampled every 0.2 s with psutil. Ratios are taken
 within a round, so machine load affects both sides alike.
@@ -27,6 +27,7 @@ from scripts.process_tree import MIB, load, run_sampled, witness, write_call  # 
 SETS = {
     "copies": [30.0] * 20,
     "mix": [10.0] * 7 + [30.0] * 7 + [120.0] * 6,
+    "short": [10.0] * 20,
 }
 
 
@@ -56,13 +57,15 @@ def one_round(files: list[Path], folder: Path, common: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--sets", default=",".join(SETS), help=f"which of {', '.join(SETS)}")
     parser.add_argument("--models-dir", default=str(Path(__file__).resolve().parents[2] / "shared" / "models"))
     parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "witness-bench-batch")
     parser.add_argument("extra", nargs="*", help="options for both witness commands (after --)")
     args = parser.parse_args()
     common = ["--format", "json", "--models-dir", args.models_dir, *args.extra]
     print(load())
-    for name, lengths in SETS.items():
+    for name in args.sets.split(","):
+        lengths = SETS[name]
         files = make_set(args.folder / name, lengths)
         audio = sum(lengths)
         for r in range(args.rounds):

@@ -52,6 +52,7 @@ def test_globs_each_file_once_and_extensions_kept_where_stems_clash(calls):
     by_input = stems(items)
     assert by_input["a.wav"] == "a.wav" and by_input["a.flac"] == "a.flac" and by_input["2024/a.wav"] == "2024/a"
     assert len(items) == len({i.input for i in items}) == 6  # a.wav a.flac b.MP3 notes.txt 2024/a.wav c.m4a
+    assert [Path(i.input).name for i in items[:3]] == ["a.wav", "c.m4a", "a.wav"]  # as found: *.wav, then **/*.* sorted
 
 
 @pytest.mark.parametrize("given, message", [("nothing-here.wav", "no such file or folder"),

@@ -119,7 +119,7 @@ def test_a_second_death_and_a_bad_file_end_only_their_files(monkeypatch):
     engines, results = run("serial", ["x.bad", "a"], jobs=2)
     bad, died = (r for r, _ in results)
     assert isinstance(bad.error, InputError) and bad.attempts == 0
-    assert isinstance(died.error, WorkerDied) and died.attempts == 2
+    assert isinstance(died.error, WorkerDied) and died.attempts == 2 and died.seconds >= 0
     assert str(died.error) == "a: the diarization worker died (signal SIGKILL) while working on it"
 
 

@@ -93,9 +93,13 @@ def find_items(inputs: Sequence[str], formats: Sequence[str], settings_digest: s
     found: list[tuple[str, str]] = []  # (path as found, root it is relative to)
     for text in inputs:
         found.extend(_expand(text))
-    unique = list({os.path.realpath(p): (p, root) for p, root in reversed(found)}.values())[::-1]
+    first: dict[str, tuple[str, str]] = {}  # the same file found twice (or through a link) counts once
+    for path, root in found:
+        first.setdefault(os.path.realpath(path), (path, root))
+    unique = list(first.values())
     if not unique:
-        raise InputError("no audio files found (folders are searched for " + ", ".join(sorted(AUDIO_EXTENSIONS)[:6]) + ", …)", inputs[0])
+        raise InputError("no audio files found (folders are searched for wav, flac, mp3, ogg, opus, m4a, "
+                         "webm… files; name other files directly)", inputs[0] if len(inputs) == 1 else None)
     roots = [os.path.abspath(root) for _, root in unique]
     base = os.path.commonpath(roots)
     stems = _stems([os.path.relpath(os.path.abspath(p), base) for p, _ in unique])

@@ -225,6 +225,7 @@ class Flow:
             f.tries[name] = f.tries.get(name, 0) + 1
         if died.signal_name is None or f.tries[name] > self.retries:
             f.errors[name] = WorkerDied(name, died.exitcode, blamed)
+            f.answered = time.perf_counter()
             return
         log.warning("%s: the %s worker died (signal %s); trying again in a fresh worker",
                     blamed, name, died.signal_name)

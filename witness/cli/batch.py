@@ -65,7 +65,8 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, config_file, no_
                   report=view.row, progress=view.bar.stage)
     except KeyboardInterrupt:
         interrupted = True
-    view.bar.close()
+    finally:
+        view.bar.close()
     summary = summarize(view.rows, time.perf_counter() - started)
     if interrupted:
         click.echo("witness: interrupted: finished files are kept; run the same command again to go on", err=True)
