@@ -154,8 +154,10 @@ def test_a_second_death_fails_the_file_and_the_batch_goes_on(sample_call, models
                                   f"witness: {tmp_path / 'call.wav'}: {died.error}\n")
 
 
-def test_ctrl_c_stops_cleanly_and_keeps_finished_files(sample_call, models_dir, tmp_path):
-    """SIGINT to the whole process group, as a terminal sends it, once the first file is done."""
+@pytest.mark.parametrize("stop, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sample_call, models_dir, tmp_path):
+    """The signal goes to the whole process group (as a terminal's Ctrl-C, or a service
+    manager's stop) once the first file is done."""
     calls = tmp_path / "calls"
     calls.mkdir()
     for name in ("a.wav", "b.wav", "c.wav"):
@@ -171,9 +173,9 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_files(sample_call, models_dir, 
     while not (manifest.exists() and manifest.read_text().count("\n") >= 1) and proc.poll() is None:
         assert time.monotonic() < deadline
         time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGINT)
+    os.killpg(proc.pid, stop)
     stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
+    assert proc.returncode == code, stderr
     assert "witness: interrupted: finished files are kept; run the same command again to go on\n" in stderr
     lines = manifest.read_text().splitlines(keepends=True)
     rows = [json.loads(line) for line in lines]

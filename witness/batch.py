@@ -36,6 +36,7 @@ from witness.manifest import MANIFEST_NAME, Manifest, ManifestRow
 from witness.writers import write_outputs
 
 Progress = Callable[[str, int, int], None]
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 # What a folder is searched for (case-insensitive); files named on the command line, or
 # matched by a glob, are taken as given whatever their extension.
@@ -206,7 +207,7 @@ class _Batch:
         return None
 
     def finish(self, result: FileResult) -> None:
-        """Write a finished file's outputs and its row together (Ctrl-C waits for both)."""
+        """Write a finished file's outputs and its row together (Ctrl-C or SIGTERM wait for both)."""
         item, row = self.pending.pop(result.path)
         row = replace(row, attempts=result.attempts, wall_time=round(result.seconds, 3), finished=_now())
         if result.error is not None:
@@ -215,7 +216,7 @@ class _Batch:
         duration = result.transcript.audio.duration
         row = replace(row, status="ok", outputs=item.outputs, duration=duration,
                       rtf=round(result.seconds / duration, 4) if duration else None)
-        with _interrupts_deferred():
+        with _signals_deferred():
             try:
                 write_outputs(result.transcript, [self.out_dir / out for out in item.outputs])
             except OSError as exc:
@@ -223,7 +224,7 @@ class _Batch:
             self._record(row)
 
     def _record(self, row: ManifestRow) -> None:
-        with _interrupts_deferred():
+        with _signals_deferred():
             self.manifest.append(row)
         self.rows.append(row)
         if self.report is not None:
@@ -243,20 +244,22 @@ def _now() -> str:
 
 
 @contextlib.contextmanager
-def _interrupts_deferred():
-    """Hold Ctrl-C until the block is done (a file's outputs and its manifest row belong
-    together), then raise it. Only the main thread receives signals; elsewhere a no-op."""
+def _signals_deferred():
+    """Hold Ctrl-C and SIGTERM until the block is done (a file's outputs and its manifest
+    row belong together), then deliver them to the handlers they would have reached. Only
+    the main thread receives signals; elsewhere this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    previous = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-    if caught:
-        raise KeyboardInterrupt
+        for s, handler in previous.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+    for signum in dict.fromkeys(caught):
+        signal.raise_signal(signum)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import queue
 import signal
 import tempfile
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from witness.errors import WitnessError
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
+PARENT_CHECK_SECONDS = 1.0  # how often an idle worker checks that its parent still lives
 CRASH_FOR_TESTS = "WITNESS_TEST_CRASH"  # "<worker name>[:<job number>]": that job dies of SIGKILL
 
 
@@ -182,9 +184,10 @@ def wait_any(workers: list[Worker], timeout: float) -> None:
 
 def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events) -> None:
     """The worker process: build the engine on the first job, then answer jobs until None."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    for stop in (signal.SIGINT, signal.SIGTERM):  # stopping is the parent's to handle (it closes us)
+        signal.signal(stop, signal.SIG_IGN)
     engine = None
-    while (job := inbox.get()) is not None:
+    while (job := _next_job(inbox)) is not None:
         events.send(Event("start", job.key))
         _maybe_crash_for_tests(name, job.number)
         try:
@@ -196,6 +199,18 @@ def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events) -
             events.send(Event("error", job.key, type(exc)(exc.message, exc.path or job.key)))
         except Exception as exc:  # a bug or a library error: reported, the worker lives on
             events.send(Event("error", job.key, WitnessError(f"{name} failed: {type(exc).__name__}: {exc}", job.key)))
+
+
+def _next_job(inbox) -> Job | None:
+    """The next job; None when told to stop, or once the parent process is gone (a parent
+    killed outright cannot close its workers, and they must not linger)."""
+    parent = multiprocessing.parent_process()
+    while True:
+        try:
+            return inbox.get(timeout=PARENT_CHECK_SECONDS)
+        except queue.Empty:
+            if parent is not None and not parent.is_alive():
+                return None
 
 
 def _maybe_crash_for_tests(name: str, number: int) -> None:

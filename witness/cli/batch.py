@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
 import time
 from pathlib import Path
 
@@ -24,7 +27,8 @@ Examples:
 \b
 A re-run of the same command skips what is done (same input, same settings) and retries
 the rest. OUTDIR/witness-manifest.jsonl records every file: see the README ("witness batch").
-Exit codes: 0 every file done, 2 some failed (listed at the end), 130 interrupted.
+Exit codes: 0 every file done, 2 some failed (listed at the end), 130 interrupted (Ctrl-C),
+143 stopped by SIGTERM.
 """
 
 
@@ -50,7 +54,8 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, config_file, no_
     Files go through the engines as a pipeline (while one is diarized the next is
     transcribed, when the plan runs the engines side by side). Each file's outputs are
     written atomically as it finishes; a file whose engine worker dies is retried once in
-    a fresh worker; a bad file is reported and the batch goes on. Ctrl-C stops cleanly.
+    a fresh worker; a bad file is reported and the batch goes on. Ctrl-C (or SIGTERM)
+    stops cleanly.
     """
     from witness.batch import BatchOptions, find_items, run_batch, settings_hash, summarize
 
@@ -59,20 +64,40 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, config_file, no_
     quiet = quiet or bool(ctx.find_root().params.get("quiet"))
     view = _View(items, enabled(ctx) and not quiet)
     started = time.perf_counter()
-    interrupted = False
+    stopped_by = None
     try:
-        run_batch(items, output_dir, settings, not no_diarize, BatchOptions(force=force, jobs=jobs or 0),
-                  report=view.row, progress=view.bar.stage)
-    except KeyboardInterrupt:
-        interrupted = True
+        with _sigterm_as_interrupt():
+            run_batch(items, output_dir, settings, not no_diarize, BatchOptions(force=force, jobs=jobs or 0),
+                      report=view.row, progress=view.bar.stage)
+    except KeyboardInterrupt as exc:
+        stopped_by = signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT
     finally:
         view.bar.close()
     summary = summarize(view.rows, time.perf_counter() - started)
-    if interrupted:
+    if stopped_by is not None:
         click.echo("witness: interrupted: finished files are kept; run the same command again to go on", err=True)
     if not quiet:
         click.echo(_summary_table(summary, view.found_as), err=True, nl=False)
-    ctx.exit(130 if interrupted else 2 if summary.failed else 0)
+    ctx.exit(128 + stopped_by if stopped_by is not None else 2 if summary.failed else 0)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a scheduler or service manager stopping the batch): stopped like Ctrl-C."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    def stop(signum, frame):
+        raise _Terminated
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 class _View:
