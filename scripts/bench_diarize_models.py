@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
+from witness.audio import load_audio
 from witness.diarize.embedding import GE2EEmbedder
 from witness.diarize.oracle import alone_mask
 from witness.diarize.pooled_partials import PooledGE2E
@@ -37,7 +37,7 @@ RATE = 16000
 def tiled_call(minutes: float) -> tuple[np.ndarray, list[Turn]]:
     """The sample call repeated to ``minutes``, with its reference turns shifted along."""
     call = SHARED / "data" / "sample-call"
-    audio, rate = sf.read(call / "sample.wav", dtype="float32")
+    audio, rate = (load_audio(call / "sample.wav").samples, 16000)
     assert rate == RATE
     (turns,) = read_rttm(call / "sample.rttm").values()
     copies = int(np.ceil(minutes * 60 * RATE / len(audio)))

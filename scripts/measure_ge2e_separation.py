@@ -11,8 +11,8 @@ import argparse
 import itertools
 
 import numpy as np
-import soundfile as sf
 
+from witness.audio import load_audio
 from witness.diarize.embedding import GE2EEmbedder
 from witness.diarize.oracle import cut_pieces, solo_intervals
 from witness.models.ge2e import ge2e_onnx_path
@@ -37,7 +37,7 @@ def main() -> None:
     parser.add_argument("--max", type=float, default=3.0, help="longest piece, seconds")
     args = parser.parse_args()
 
-    audio, rate = sf.read(args.wav, dtype="float32")
+    audio, rate = (load_audio(args.wav).samples, 16000)
     assert rate == 16000, "16 kHz mono expected"
     (turns,) = read_rttm(args.rttm).values()
     embedder = GE2EEmbedder(ge2e_onnx_path())

@@ -7,8 +7,8 @@ import logging
 
 import numpy as np
 import pytest
-import soundfile as sf
 
+from witness.audio import load_audio
 from witness.diarize.embedding import (
     GE2EEmbedder, Ge2eOptions, WeSpeakerEmbedder, keep_frames, partial_starts)
 from witness.diarize.oracle import alone_mask, cut_pieces, solo_intervals
@@ -26,7 +26,7 @@ FRAME_STEP, FRAME_SIZE = FRAME_STEP_SAMPLES / 16000, FRAME_SIZE_SAMPLES / 16000
 
 @pytest.fixture(scope="module")
 def audio(sample_call):
-    samples, rate = sf.read(sample_call / "sample.wav", dtype="float32")
+    samples, rate = (load_audio(sample_call / "sample.wav").samples, 16000)
     assert rate == 16000
     return samples
 

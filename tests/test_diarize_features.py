@@ -8,9 +8,9 @@ import logging
 import kaldi_native_fbank as knf
 import numpy as np
 import pytest
-import soundfile as sf
 from scipy.signal import ShortTimeFFT
 
+from witness.audio import load_audio
 from witness.diarize.features import (
     finite_audio, frame_energy, ge2e_mel, kaldi_fbank, kaldi_window, mean_normalise,
     slaney_mel_filters)
@@ -18,7 +18,7 @@ from witness.diarize.features import (
 
 @pytest.fixture(scope="module")
 def audio(sample_call):
-    samples, rate = sf.read(sample_call / "sample.wav", dtype="float32")
+    samples, rate = (load_audio(sample_call / "sample.wav").samples, 16000)
     assert rate == 16000
     return samples
 

@@ -7,8 +7,8 @@ import shutil
 
 import numpy as np
 import pytest
-import soundfile as sf
 
+from witness.audio import load_audio
 from witness.diarize.segmentation import (
     FRAMES_PER_WINDOW, WINDOW_SAMPLES, SegmentationModel, is_dynamically_quantised, sliding_windows,
     window_starts)
@@ -20,7 +20,7 @@ from witness.rttm import read_rttm
 
 @pytest.fixture(scope="module")
 def audio(sample_call):
-    samples, rate = sf.read(sample_call / "sample.wav", dtype="float32")
+    samples, rate = (load_audio(sample_call / "sample.wav").samples, 16000)
     assert rate == 16000
     return samples
 

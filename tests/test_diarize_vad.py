@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import soundfile as sf
 
+from witness.audio import load_audio
 from witness.diarize.vad import (
     CHUNK, SileroVad, VadOptions, fixed_subwindows, regions_from_probabilities)
 from witness.models import store
@@ -15,7 +15,7 @@ from witness.rttm import read_rttm
 
 @pytest.fixture(scope="module")
 def audio(sample_call):
-    samples, rate = sf.read(sample_call / "sample.wav", dtype="float32")
+    samples, rate = (load_audio(sample_call / "sample.wav").samples, 16000)
     assert rate == 16000
     return samples
 

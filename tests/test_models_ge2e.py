@@ -12,8 +12,8 @@ import struct
 
 import numpy as np
 import pytest
-import soundfile as sf
 
+from witness.audio import load_audio
 from witness.diarize.features import ge2e_mel
 from witness.errors import ModelError
 from witness.models import store
@@ -37,7 +37,7 @@ def converted(checkpoint, tmp_path_factory):
 @pytest.fixture(scope="module")
 def sample_partials(sample_call):
     """Thirteen real 1.6 s mel partials from the sample call, (13, 160, 40) float32."""
-    audio, rate = sf.read(sample_call / "sample.wav", dtype="float32")
+    audio, rate = (load_audio(sample_call / "sample.wav").samples, 16000)
     assert rate == 16000
     mel = ge2e_mel(audio)
     return np.stack([mel[s:s + 160] for s in range(650, 2850, 180)])

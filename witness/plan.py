@@ -70,8 +70,9 @@ def _mode(devices: EngineDevices, free_vram: int | None, cores: int, options: Pl
     if devices.asr_gpu or devices.diarization_gpu:
         return "parallel", ["one engine on the GPU, the other on the CPU: they do not compete"]
     if cores < options.cpu_parallel_min_cores:
-        return "serial", [f"both engines on {cores} CPU cores: one after the other measured faster below "
-                          f"{options.cpu_parallel_min_cores} cores (scripts/bench_plan.py)"]
+        return "serial", [f"both engines on {cores} CPU cores: below {options.cpu_parallel_min_cores} cores side by "
+                          "side was no faster (0.99x on 2 cores, scripts/bench_plan.py) and one after the other "
+                          "holds one model in memory at a time"]
     return "parallel", [f"both engines on the CPU with {cores} cores: side by side, cores split"]
 
 

