@@ -6,26 +6,34 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import wave
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import psutil
-import soundfile
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 SAMPLE = REPO.parent / "shared" / "data" / "sample-call" / "sample.wav"
 MIB = 2**20
 
 
 def write_call(path: Path, seconds: float, offset: float = 0.0) -> Path:
-    """A 16-bit wav of ``seconds`` of the sample call from ``offset``, tiled when longer."""
-    samples, rate = soundfile.read(SAMPLE, dtype="float32")
-    start, n = int(offset * rate), int(seconds * rate)
+    """A 16 kHz 16-bit wav of ``seconds`` of the sample call from ``offset``, tiled when longer."""
+    from witness.audio import SAMPLE_RATE, load_audio
+
+    samples = load_audio(SAMPLE).samples
+    start, n = int(offset * SAMPLE_RATE), int(seconds * SAMPLE_RATE)
     reps = int(np.ceil((start + n) / len(samples)))
+    pcm = (np.clip(np.tile(samples, reps)[start : start + n], -1.0, 1.0) * 32767).astype("<i2")
     path.parent.mkdir(parents=True, exist_ok=True)
-    soundfile.write(path, np.tile(samples, reps)[start : start + n], rate, subtype="PCM_16")
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(SAMPLE_RATE)
+        w.writeframes(pcm.tobytes())
     return path
 
 
