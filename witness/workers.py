@@ -37,7 +37,7 @@ class WorkerDied(WitnessError):
     def __init__(self, name: str, exitcode: int | None, job: str = ""):
         how = f"signal {signal.Signals(-exitcode).name}" if exitcode and exitcode < 0 else f"exit code {exitcode}"
         self.signal_name = signal.Signals(-exitcode).name if exitcode and exitcode < 0 else None
-        self.worker, self.exitcode = name, exitcode
+        self.exitcode = exitcode
         super().__init__(f"the {name} worker died ({how}) while working on it", job or None)
 
 
