@@ -13,13 +13,13 @@ from witness.cli import main
 def test_help_lists_every_command():
     result = CliRunner().invoke(main, ["--help"])
     assert result.exit_code == 0
-    for command in ("transcribe", "quote", "eval", "diarize", "models", "doctor", "warmup"):
+    for command in ("transcribe", "batch", "quote", "eval", "diarize", "models", "doctor", "warmup"):
         assert command in result.stdout
 
 
 def test_help_loads_neither_engine():
     code = ("import sys; from click.testing import CliRunner; from witness.cli import main; "
-            "CliRunner().invoke(main, ['--help']); CliRunner().invoke(main, ['transcribe', '--help']); "
+            "CliRunner().invoke(main, ['--help']); CliRunner().invoke(main, ['transcribe', '--help']); CliRunner().invoke(main, ['batch', '--help']); "
             "print([m for m in ('onnxruntime', '_pywhispercpp', 'av', 'scipy') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -47,3 +47,32 @@ def test_a_worker_killed_by_a_signal_gives_a_clear_error(audio, monkeypatch):
             worker.run(Job("second.wav", audio))
     assert str(err.value) == "second.wav: the asr worker died (signal SIGKILL) while working on it"
     assert err.value.signal_name == "SIGKILL"
+
+
+def test_workers_do_not_outlive_a_parent_killed_outright(tmp_path):
+    """SIGKILL gives the parent no chance to close its workers: they notice and exit."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import psutil
+
+    code = ("from tests.worker_engines import summing_engine; from witness.workers import Worker; import time; "
+            "w = Worker('asr', summing_engine, (1.0,)); print(w._process.pid, flush=True); time.sleep(60)")
+    repo = Path(__file__).resolve().parents[1]
+    parent = subprocess.Popen([sys.executable, "-c", code], cwd=repo, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(repo)})
+    worker = psutil.Process(int(parent.stdout.readline()))
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 30
+    try:
+        while worker.is_running() and worker.status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not worker.is_running() or worker.status() == psutil.STATUS_ZOMBIE
+    finally:
+        if worker.is_running():
+            worker.kill()

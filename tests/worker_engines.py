@@ -19,3 +19,15 @@ def refusing_engine():
         raise InputError("too quiet to transcribe")
 
     return run
+
+
+def sleeping_engine(seconds: float):
+    """Works ``seconds`` per job and says when: (start, end) on time.time()'s clock."""
+    import time
+
+    def run(samples, progress):
+        start = time.time()
+        time.sleep(seconds)
+        return start, time.time()
+
+    return run

@@ -2,8 +2,9 @@
 
 ``Orchestrator`` owns one run's engine workers (a single file, or a whole batch with
 ``keep_workers``): it decodes each file once into shared memory, hands it to the Whisper and
-diarization workers side by side or one after the other as the plan says, and merges the
-results into a Transcript that records models, devices, the plan and timings.
+diarization workers side by side or one after the other as the plan says (the scheduling
+across files is ``witness.flow``), and merges the results into a Transcript that records
+models, devices, the plan and timings.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 from witness.accel.providers import ProviderChoice, available_providers, choose_provider
 from witness.accel.vram import GpuMemory, free_vram, probe_gpus
@@ -23,10 +24,11 @@ from witness.audio import decode_to_file
 from witness.config import Settings
 from witness.engines import AsrSettings, DiarizationJobSettings, asr_engine, diarization_engine
 from witness.fileio import sha256_file
+from witness.flow import FileJob, FileResult, Flow, default_jobs
 from witness.pipeline import assemble
 from witness.plan import EngineDevices, Plan, make_plan
 from witness.transcript import AudioMeta, Transcript
-from witness.workers import Job, SharedAudio, Worker
+from witness.workers import SharedAudio, Worker
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +81,9 @@ class Orchestrator:
     """The engines for one run. ``diarize=False`` runs Whisper alone (``--no-diarize``).
 
     With ``keep_workers`` (batch), workers live until ``close()``; otherwise each worker is
-    closed after its job in serial mode, so two GPU engines never hold memory at once.
+    closed as soon as no file needs it, so in serial mode two GPU engines never hold memory
+    at once. ``transcribe`` does one file, ``transcribe_many`` pipelines many
+    (``witness.flow``); the other public methods are what the flow calls.
     """
 
     def __init__(self, settings: Settings, diarize: bool = True, keep_workers: bool = False,
@@ -93,32 +97,38 @@ class Orchestrator:
         for reason in self.plan.reasons:
             log.info("plan: %s", reason)
 
-    # --- one file ---------------------------------------------------------------------
-
     def transcribe(self, path: str | Path, progress: Progress | None = None) -> Transcript:
-        """Decode, run the engines as planned, merge; InputError for bad audio."""
-        started = time.perf_counter()
-        meta, shared = self._decode(Path(path))
-        decoded = time.perf_counter()
-        try:
-            asr, diarization = self._run_engines(shared, str(path), progress)
-        finally:
-            shared.unlink()
-        merged_at = time.perf_counter()
-        engines = {"asr": dict(asr.info)}
-        timings = {"decode": decoded - started, "asr": asr.seconds}
-        turns = exclusive = None
-        if diarization is not None:
-            engines["diarization"] = dict(diarization.info)
-            timings["diarization"] = diarization.seconds
-            turns, exclusive = diarization.turns, diarization.exclusive_turns
-        transcript = assemble(meta, asr.words, turns, exclusive, self.settings.merge,
-                              engines=engines, plan=self.plan.to_dict())
-        done = time.perf_counter()
-        timings.update({"engines": merged_at - decoded, "merge": done - merged_at, "total": done - started})
-        return replace(transcript, timings={k: round(v, 3) for k, v in timings.items()})
+        """Decode, run the engines as planned, merge; InputError for bad audio, WorkerDied
+        when a worker dies (no retry for a single file)."""
+        (result,) = self.transcribe_many([FileJob(str(path))], jobs=1, retries=0, progress=progress)
+        if result.error is not None:
+            raise result.error
+        return result.transcript
 
-    def _decode(self, path: Path) -> tuple[AudioMeta, SharedAudio]:
+    def transcribe_many(self, files: Iterable[FileJob], jobs: int | None = None, retries: int = 1,
+                        progress: Progress | None = None) -> Iterator[FileResult]:
+        """A FileResult per file as it finishes, with at most ``jobs`` files in flight
+        (default: ``flow.default_jobs`` for the plan); paths must be distinct."""
+        flow = Flow(self, jobs or default_jobs(self.plan.mode), retries, self.keep_workers, progress)
+        try:
+            yield from flow.run(files)
+        finally:
+            if not self.keep_workers:
+                self.close()
+
+    # --- what the flow calls ----------------------------------------------------------
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return ("asr", "diarization") if self.diarize else ("asr",)
+
+    @property
+    def mode(self) -> str:
+        return self.plan.mode
+
+    def decode(self, path: str, sha256: str = "") -> tuple[AudioMeta, SharedAudio]:
+        """``path`` decoded into shared memory (/dev/shm when there is one); InputError for
+        bad audio. ``sha256`` of the file when the caller has it (else computed)."""
         folder = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
         fd, raw = tempfile.mkstemp(prefix="witness-audio-", suffix=".f32", dir=folder)
         os.close(fd)
@@ -127,30 +137,31 @@ class Orchestrator:
         except BaseException:
             os.unlink(raw)
             raise
-        meta = AudioMeta(path=str(path), duration=round(length / SAMPLE_RATE, 6), sha256=sha256_file(path),
+        meta = AudioMeta(path=str(path), duration=round(length / SAMPLE_RATE, 6), sha256=sha256 or sha256_file(path),
                          sample_rate=info.source_rate, channels=info.channels)
         return meta, SharedAudio(raw, length)
 
-    def _run_engines(self, shared: SharedAudio, key: str, progress: Progress | None):
-        names = ["asr", "diarization"] if self.diarize else ["asr"]
-        if self.plan.mode == "parallel":
-            workers = {name: self._worker(name) for name in names}
-            for worker in workers.values():
-                worker.submit(Job(key, shared))
-            results = _gather(workers, key, progress)
-        else:
-            results = {}
-            for name in names:
-                results[name] = self._worker(name).run(Job(key, shared), progress)
-                if not self.keep_workers:
-                    self._close(name)
-        if not self.keep_workers:
-            self.close()
-        return results["asr"], results.get("diarization")
+    def transcript(self, meta: AudioMeta, results: dict[str, Any], timings: dict[str, float]) -> Transcript:
+        """Merge the engines' ``results`` (by engine name) into the file's Transcript;
+        ``timings`` has "decode" and "engines" seconds, merge and total are added."""
+        start = time.perf_counter()
+        asr, diarization = results["asr"], results.get("diarization")
+        engines = {"asr": dict(asr.info)}
+        timings = {**timings, "asr": asr.seconds}
+        turns = exclusive = None
+        if diarization is not None:
+            engines["diarization"] = dict(diarization.info)
+            timings["diarization"] = diarization.seconds
+            turns, exclusive = diarization.turns, diarization.exclusive_turns
+        transcript = assemble(meta, asr.words, turns, exclusive, self.settings.merge,
+                              engines=engines, plan=self.plan.to_dict())
+        timings["merge"] = time.perf_counter() - start
+        timings["total"] = timings["decode"] + timings["engines"] + timings["merge"]
+        return replace(transcript, timings={k: round(v, 3) for k, v in timings.items()})
 
-    # --- workers ----------------------------------------------------------------------
-
-    def _worker(self, name: str) -> Worker:
+    def worker(self, name: str) -> Worker:
+        """The engine's worker, started (loading its model on its first job) when there is
+        none or the last one ended."""
         worker = self._workers.get(name)
         if worker is None or not worker.alive:
             factory, args = self._factory(name)
@@ -165,29 +176,18 @@ class Orchestrator:
         return diarization_engine, (DiarizationJobSettings(
             s.diarization, self.devices.segmentation, self.devices.embedding, models_dir, s.models.offline),)
 
-    def _close(self, name: str) -> None:
+    def release(self, name: str, timeout: float = 10.0) -> None:
+        """Close the engine's worker (waiting up to ``timeout`` s for its current job)."""
         worker = self._workers.pop(name, None)
         if worker is not None:
-            worker.close()
+            worker.close(timeout)
 
-    def close(self) -> None:
+    def close(self, timeout: float = 10.0) -> None:
         for name in list(self._workers):
-            self._close(name)
+            self.release(name, timeout)
 
     def __enter__(self) -> "Orchestrator":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _gather(workers: dict[str, Worker], key: str, progress: Progress | None) -> dict[str, Any]:
-    """Wait for every worker's answer to ``key``, passing progress on as it comes."""
-    results: dict[str, Any] = {}
-    while len(results) < len(workers):
-        for name, worker in workers.items():
-            if name not in results:
-                done, value = worker.poll(key, progress, timeout=0.05)
-                if done:
-                    results[name] = value
-    return results

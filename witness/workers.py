@@ -27,6 +27,7 @@ from witness.errors import WitnessError
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
+PARENT_CHECK_SECONDS = 1.0  # how often an idle worker checks that its parent still lives
 CRASH_FOR_TESTS = "WITNESS_TEST_CRASH"  # "<worker name>[:<job number>]": that job dies of SIGKILL
 
 
@@ -36,6 +37,7 @@ class WorkerDied(WitnessError):
     def __init__(self, name: str, exitcode: int | None, job: str = ""):
         how = f"signal {signal.Signals(-exitcode).name}" if exitcode and exitcode < 0 else f"exit code {exitcode}"
         self.signal_name = signal.Signals(-exitcode).name if exitcode and exitcode < 0 else None
+        self.exitcode = exitcode
         super().__init__(f"the {name} worker died ({how}) while working on it", job or None)
 
 
@@ -70,58 +72,88 @@ class Job:
     number: int = 0
 
 
+@dataclass(frozen=True)
+class Event:
+    """What a worker says about the job ``key``: "start" (it began; payload None),
+    "progress" (payload (stage, completed, total)), "done" (payload the result) or "error"
+    (payload the WitnessError). A worker answers its jobs in the order they were submitted."""
+
+    kind: str
+    key: str
+    payload: Any = None
+
+
 class Worker:
     """One long-lived engine process: ``factory(*args)`` builds the engine (a callable
-    ``engine(samples, progress) -> result``) once; ``run(job)`` sends a job and waits."""
+    ``engine(samples, progress) -> result``) once; ``submit`` queues jobs (served in order),
+    ``next_event`` reads what the worker says, ``run(job)`` does both for one job."""
 
     def __init__(self, name: str, factory: Callable[..., Any], args: tuple = ()):
         self.name = name
         ctx = multiprocessing.get_context("spawn")
         self._inbox = ctx.Queue()
-        self._outbox = ctx.Queue()
-        self._process = ctx.Process(target=_serve, args=(name, factory, args, self._inbox, self._outbox),
+        # A pipe, not a Queue: the worker's sends are written before it takes the next job,
+        # so an answer is never lost in a feeder thread when the process dies right after.
+        self._events, sender = ctx.Pipe(duplex=False)
+        self._process = ctx.Process(target=_serve, args=(name, factory, args, self._inbox, sender),
                                     name=f"witness-{name}", daemon=True)
         self._process.start()
+        sender.close()  # the worker holds the only sender: its death reads as end of file
         self._jobs = 0
+        self.running: str | None = None  # the key of the job the worker has started and not answered
 
     def submit(self, job: Job) -> None:
         self._jobs += 1
         self._inbox.put(Job(job.key, job.audio, self._jobs))
 
-    def result(self, key: str, progress: Progress | None = None) -> Any:
-        """Wait for the answer to the job ``key``; WorkerDied if the process ends first."""
-        while True:
-            done, value = self.poll(key, progress)
-            if done:
-                return value
-
-    def poll(self, key: str, progress: Progress | None = None, timeout: float = 0.2) -> tuple[bool, Any]:
-        """One wait of at most ``timeout`` s: (True, result) when the job is done, else
-        (False, None); progress messages go to ``progress``; errors are raised."""
+    def next_event(self, timeout: float = 0.2) -> Event | None:
+        """The worker's next event, or None after ``timeout`` s without one; WorkerDied
+        (naming the job it was running, if any) once the process has ended."""
         try:
-            kind, *payload = self._outbox.get(timeout=timeout)
-        except queue.Empty:
-            if not self._process.is_alive():
-                raise WorkerDied(self.name, self._process.exitcode, key) from None
-            return False, None
-        if kind == "progress":
-            if progress:
-                progress(*payload)
-            return False, None
-        if kind == "error":
-            raise payload[0]
-        return True, payload[0]
+            ready = self._events.poll(timeout)
+            event = self._events.recv() if ready else None
+        except (EOFError, OSError):
+            event = None
+            ready = True
+        if event is None:
+            if ready or not self._process.is_alive():
+                self._process.join(1.0)
+                raise WorkerDied(self.name, self._process.exitcode, self.running or "")
+            return None
+        if event.kind == "start":
+            self.running = event.key
+        elif event.kind in ("done", "error"):
+            self.running = None
+        return event
 
     def run(self, job: Job, progress: Progress | None = None) -> Any:
+        """Submit ``job`` and wait for its answer; its error is raised."""
         self.submit(job)
-        return self.result(job.key, progress)
+        while True:
+            event = self.next_event()
+            if event is None or event.key != job.key or event.kind == "start":
+                continue
+            if event.kind == "progress":
+                if progress:
+                    progress(*event.payload)
+            elif event.kind == "error":
+                raise event.payload
+            else:
+                return event.payload
 
     @property
     def alive(self) -> bool:
         return self._process.is_alive()
 
+    @property
+    def handles(self) -> tuple[Any, int]:
+        """(event pipe, process sentinel): ready when there is an event or the worker ended;
+        for ``multiprocessing.connection.wait`` over several workers."""
+        return self._events, self._process.sentinel
+
     def close(self, timeout: float = 10.0) -> None:
-        """Ask the worker to stop, and make sure it does."""
+        """Ask the worker to stop (it finishes its current job first), and make sure it does
+        within ``timeout`` s."""
         if self._process.is_alive():
             try:
                 self._inbox.put(None)
@@ -132,7 +164,8 @@ class Worker:
             self._process.kill()
             self._process.join(timeout)
         self._inbox.close()
-        self._outbox.close()
+        self._inbox.cancel_join_thread()  # jobs never read by a killed worker must not block exit
+        self._events.close()
 
     def __enter__(self) -> "Worker":
         return self
@@ -141,21 +174,43 @@ class Worker:
         self.close()
 
 
-def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, outbox) -> None:
+def wait_any(workers: list[Worker], timeout: float) -> None:
+    """Block until one of ``workers`` has an event or has ended, or ``timeout`` s pass."""
+    from multiprocessing.connection import wait
+
+    if workers:
+        wait([h for w in workers for h in w.handles], timeout)
+
+
+def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events) -> None:
     """The worker process: build the engine on the first job, then answer jobs until None."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    for stop in (signal.SIGINT, signal.SIGTERM):  # stopping is the parent's to handle (it closes us)
+        signal.signal(stop, signal.SIG_IGN)
     engine = None
-    while (job := inbox.get()) is not None:
+    while (job := _next_job(inbox)) is not None:
+        events.send(Event("start", job.key))
         _maybe_crash_for_tests(name, job.number)
         try:
             if engine is None:
                 engine = factory(*args)
-            result = engine(job.audio.open(), lambda stage, done, total: outbox.put(("progress", stage, done, total)))
-            outbox.put(("done", result))
+            result = engine(job.audio.open(), lambda *p: events.send(Event("progress", job.key, p)))
+            events.send(Event("done", job.key, result))
         except WitnessError as exc:  # the same kind (exit code), naming the file the job was for
-            outbox.put(("error", type(exc)(exc.message, exc.path or job.key)))
+            events.send(Event("error", job.key, type(exc)(exc.message, exc.path or job.key)))
         except Exception as exc:  # a bug or a library error: reported, the worker lives on
-            outbox.put(("error", WitnessError(f"{name} failed: {type(exc).__name__}: {exc}", job.key)))
+            events.send(Event("error", job.key, WitnessError(f"{name} failed: {type(exc).__name__}: {exc}", job.key)))
+
+
+def _next_job(inbox) -> Job | None:
+    """The next job; None when told to stop, or once the parent process is gone (a parent
+    killed outright cannot close its workers, and they must not linger)."""
+    parent = multiprocessing.parent_process()
+    while True:
+        try:
+            return inbox.get(timeout=PARENT_CHECK_SECONDS)
+        except queue.Empty:
+            if parent is not None and not parent.is_alive():
+                return None
 
 
 def _maybe_crash_for_tests(name: str, number: int) -> None:

@@ -77,6 +77,7 @@ def main(ctx: click.Context, debug: bool, verbose: bool, quiet: bool) -> None:
 
 
 def _register() -> None:
+    from witness.cli.batch import batch
     from witness.cli.diarize import diarize
     from witness.cli.doctor import doctor, warmup
     from witness.cli.evaluate import evaluate
@@ -84,7 +85,7 @@ def _register() -> None:
     from witness.cli.quote import quote
     from witness.cli.transcribe import transcribe
 
-    for command in (transcribe, diarize, quote, evaluate, models, doctor, warmup):
+    for command in (transcribe, batch, diarize, quote, evaluate, models, doctor, warmup):
         main.add_command(command)
 
 

@@ -1,4 +1,5 @@
-"""Progress on a terminal, silence in a pipe: a status line for the file being worked on.
+"""Progress on a terminal, silence in a pipe: a status line for the file being worked on,
+and a bar for a batch.
 
 The library reports ``(stage, completed, total)``; this turns it into one line on stderr
 that is redrawn in place, e.g. ``call.wav  transcribe 45% · embedding 120/600``. Nothing is
@@ -11,6 +12,8 @@ import sys
 import time
 
 import click
+
+from witness.timecode import format_clock
 
 STAGE_NAMES = {"transcribe": "transcribe", "segmentation": "segment", "embedding": "embed",
                "clustering": "cluster", "reconstruction": "turns", "vad": "voice activity"}
@@ -62,3 +65,67 @@ def _amount(completed: int, total: int) -> str:
     if total == 100:
         return f"{completed}%"
     return f"{completed}/{total}" if total else str(completed)
+
+
+class BatchBar:
+    """The batch's progress bar (tqdm): files done of all, audio minutes transcribed, speed
+    as a multiple of real time, and an ETA from the bytes still to do; the stage of the
+    file being worked on after it. ``on`` False: nothing is drawn."""
+
+    def __init__(self, sizes: list[int], on: bool):
+        self.on = on
+        self.bytes_left = sum(sizes)
+        self.done_bytes = 0  # of files transcribed: the speed the ETA assumes for the rest
+        self.audio_seconds = 0.0
+        self.started = time.monotonic()
+        self._stage = ""
+        self._last = 0.0
+        self._bar = None
+        if on:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=len(sizes), unit="file", file=sys.stderr, dynamic_ncols=True,
+                             bar_format="{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} files [{elapsed}]{postfix}")
+
+    def file_done(self, size: int, transcribed: bool, audio_seconds: float) -> None:
+        """One more file finished: ``transcribed`` (ok) or skipped or failed."""
+        self.bytes_left -= size
+        if transcribed:
+            self.done_bytes += size
+            self.audio_seconds += audio_seconds
+        self._stage = ""
+        if self._bar is not None:
+            self._bar.update(1)
+            self._bar.set_postfix_str(self._postfix())
+
+    def stage(self, stage: str, completed: int, total: int) -> None:
+        now = time.monotonic()
+        if self._bar is None or now - self._last < 0.2:
+            return
+        self._last = now
+        self._stage = f"{STAGE_NAMES.get(stage, stage)} {_amount(completed, total)}"
+        self._bar.set_postfix_str(self._postfix())
+
+    def _postfix(self) -> str:
+        elapsed = time.monotonic() - self.started
+        parts = [f"{self.audio_seconds / 60:.1f} audio min"]
+        if self.audio_seconds and elapsed:
+            parts.append(f"{self.audio_seconds / elapsed:.1f}x real time")
+        if self.done_bytes and self.bytes_left > 0:
+            parts.append(f"ETA {format_clock(elapsed * self.bytes_left / self.done_bytes, decimals=0)}")
+        if self._stage:
+            parts.append(self._stage)
+        return " · ".join(parts)
+
+    def write(self, line: str) -> None:
+        """A line on stderr above the bar (or plainly, without one)."""
+        if self._bar is not None:
+            self._bar.write(line, file=sys.stderr)
+        else:
+            click.echo(line, err=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+

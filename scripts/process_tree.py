@@ -1,0 +1,86 @@
+"""Helpers for the batch measurements: calls cut or tiled from the sample call, and a
+command run while the memory of its whole process tree is sampled with psutil."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import wave
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+SAMPLE = REPO.parent / "shared" / "data" / "sample-call" / "sample.wav"
+MIB = 2**20
+
+
+def write_call(path: Path, seconds: float, offset: float = 0.0) -> Path:
+    """A 16 kHz 16-bit wav of ``seconds`` of the sample call from ``offset``, tiled when longer."""
+    from witness.audio import SAMPLE_RATE, load_audio
+
+    samples = load_audio(SAMPLE).samples
+    start, n = int(offset * SAMPLE_RATE), int(seconds * SAMPLE_RATE)
+    reps = int(np.ceil((start + n) / len(samples)))
+    pcm = (np.clip(np.tile(samples, reps)[start : start + n], -1.0, 1.0) * 32767).astype("<i2")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(SAMPLE_RATE)
+        w.writeframes(pcm.tobytes())
+    return path
+
+
+@dataclass
+class Sample:
+    at: float  # s since the start
+    rss: int  # bytes, summed over the tree (shared pages counted once per process)
+    pss: int  # bytes, proportional set size summed over the tree (shared pages split)
+    processes: int
+    by_process: dict[str, int] = field(default_factory=dict)  # "parent" / "worker-<pid>" -> RSS
+    mark: int = 0  # what ``mark()`` said at that moment (e.g. files done)
+
+
+def run_sampled(cmd: list[str], every: float = 0.2, mark: Callable[[], int] | None = None) -> tuple[float, list[Sample]]:
+    """(wall seconds, samples) of ``cmd`` run from the repository root; SystemExit unless
+    it exits with 0."""
+    start = time.perf_counter()
+    proc = psutil.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL)
+    samples: list[Sample] = []
+    while proc.poll() is None:
+        samples.append(_sample(proc, time.perf_counter() - start, mark() if mark else 0))
+        time.sleep(every)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed (exit {proc.returncode})")
+    return time.perf_counter() - start, samples
+
+
+def _sample(proc: psutil.Process, at: float, mark: int) -> Sample:
+    rss = pss = 0
+    by_process = {}
+    tree = [proc] + proc.children(recursive=True)
+    for p in tree:
+        try:
+            info = p.memory_full_info()
+        except psutil.Error:
+            continue
+        rss += info.rss
+        pss += info.pss
+        by_process["parent" if p.pid == proc.pid else f"worker-{p.pid}"] = info.rss
+    return Sample(at, rss, pss, len(tree), by_process, mark)
+
+
+def witness(*args: str) -> list[str]:
+    """A quiet ``witness`` command line (no progress, only errors)."""
+    return [sys.executable, "-m", "witness", "-q", *args]
+
+
+def load() -> str:
+    one, five, _ = psutil.getloadavg()
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {psutil.cpu_count()} cores"

@@ -1,0 +1,197 @@
+"""`witness batch` on real calls with the real models: a folder of good and bad files, a
+worker killed mid-batch, a re-run, --force, Ctrl-C, and outputs equal to `witness FILE`'s.
+
+One batch run (module fixture) serves most tests: two copies of the sample call with the
+same stem (one in a subfolder), a truncated wav, an empty file, text named .mp3, and a
+readme the folder search leaves out; the ASR worker is killed on its second job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from witness.cli import main
+from witness.manifest import MANIFEST_NAME, Manifest
+from witness.transcript import read_transcript
+from witness.workers import CRASH_FOR_TESTS
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(*args, env=None):
+    return CliRunner().invoke(main, [str(a) for a in args], env=env)
+
+
+def make_calls(folder: Path, sample: Path) -> Path:
+    (folder / "sub").mkdir(parents=True)
+    shutil.copy(sample, folder / "a.wav")
+    shutil.copy(sample, folder / "sub" / "a.wav")
+    (folder / "truncated.wav").write_bytes(sample.read_bytes()[:300_000])
+    (folder / "empty.wav").write_bytes(b"")
+    (folder / "notes.mp3").write_text("meeting notes, not audio\n" * 40)
+    (folder / "readme.txt").write_text("left out: not an audio extension\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory, sample_call, models_dir):
+    root = tmp_path_factory.mktemp("batch")
+    calls = make_calls(root / "calls", sample_call / "sample.wav")
+    out = root / "out"
+    result = run("batch", calls, "-o", out, "--format", "json,txt", "--models-dir", models_dir,
+                 env={CRASH_FOR_TESTS: "asr:2"})
+    with Manifest(out / MANIFEST_NAME) as manifest:
+        rows = manifest.rows()
+    return root, calls, out, result, rows
+
+
+def by_name(rows, calls: Path):
+    return {Path(r.input).relative_to(calls).as_posix(): r for r in rows}
+
+
+def test_good_files_are_done_and_bad_ones_reported_with_reasons(batch):
+    root, calls, out, result, rows = batch
+    assert result.exit_code == 2, result.stderr
+    assert result.stdout == ""
+    rows = by_name(rows, calls)
+    assert set(rows) == {"a.wav", "sub/a.wav", "truncated.wav", "empty.wav", "notes.mp3"}
+    assert {name: r.status for name, r in rows.items()} == {
+        "a.wav": "ok", "sub/a.wav": "ok", "truncated.wav": "failed", "empty.wav": "failed", "notes.mp3": "failed"}
+    assert rows["empty.wav"].error == "is empty (0 bytes)"
+    assert rows["truncated.wav"].error == "is truncated: the header says 30.0 s but only 9.4 s decode"
+    assert rows["notes.mp3"].error.startswith("not an audio file")
+    for name in ("truncated.wav", "empty.wav", "notes.mp3"):
+        assert f"witness: {calls / name}: {rows[name].error}\n" in result.stderr
+    assert "  files ok          2\n  files failed      3\n  files skipped     0\n" in result.stderr
+    assert f"    {calls / 'empty.wav'}: is empty (0 bytes)\n" in result.stderr
+
+
+def test_outputs_mirror_the_folders_and_rows_say_what_was_done(batch):
+    root, calls, out, result, rows = batch
+    written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
+    assert written == ["a.json", "a.txt", "sub/a.json", "sub/a.txt", MANIFEST_NAME]
+    ok = by_name(rows, calls)["sub/a.wav"]
+    assert ok.outputs == ("sub/a.json", "sub/a.txt") and ok.duration == pytest.approx(30.0, abs=0.01)
+    assert ok.size == (calls / "sub" / "a.wav").stat().st_size and len(ok.sha256) == 64 and len(ok.settings_hash) == 16
+    assert ok.wall_time > 0 and ok.rtf == pytest.approx(ok.wall_time / ok.duration, rel=1e-3)
+    assert read_transcript(out / "sub" / "a.json").audio.path == str(calls / "sub" / "a.wav")
+
+
+def test_a_worker_killed_mid_batch_is_retried_and_the_batch_completes(batch):
+    root, calls, out, result, rows = batch
+    rows = by_name(rows, calls)
+    assert rows["a.wav"].attempts == 1 and rows["sub/a.wav"].attempts == 2  # the ASR worker's 2nd job died
+    assert read_transcript(out / "sub" / "a.json").utterances == read_transcript(out / "a.json").utterances
+
+
+def test_batch_outputs_equal_single_file_outputs(batch, models_dir):
+    """Only ``timings`` may differ (seconds per stage); plan and engines are the same."""
+    root, calls, out, result, rows = batch
+    single = root / "single"
+    one = run(calls / "a.wav", "-o", single, "--format", "json,txt", "--models-dir", models_dir)
+    assert one.exit_code == 0, one.stderr
+    assert (single / "a.txt").read_text() == (out / "a.txt").read_text()
+    ours, theirs = (json.loads((d / "a.json").read_text()) for d in (out, single))
+    assert ours.pop("timings").keys() == theirs.pop("timings").keys()
+    assert ours == theirs
+
+
+def test_a_rerun_skips_what_is_done_and_force_redoes_it(batch, models_dir):
+    root, calls, out, result, rows = batch
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*.json")}
+    again = run("batch", calls, "-o", out, "--format", "json,txt", "--models-dir", models_dir)
+    assert again.exit_code == 2  # the bad files fail again
+    with Manifest(out / MANIFEST_NAME) as manifest:
+        latest = {Path(k).relative_to(calls).as_posix(): r for k, r in manifest.latest().items()}
+    assert latest["a.wav"].status == latest["sub/a.wav"].status == "skipped"
+    done = by_name(rows, calls)["sub/a.wav"]
+    assert (latest["sub/a.wav"].sha256, latest["sub/a.wav"].outputs) == (done.sha256, done.outputs)
+    assert "  files ok          0\n  files failed      3\n  files skipped     2\n" in again.stderr
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.json")} == before
+
+    forced = run("batch", calls / "a.wav", "-o", out, "--format", "json,txt", "--models-dir", models_dir, "--force")
+    assert forced.exit_code == 0, forced.stderr
+    with Manifest(out / MANIFEST_NAME) as manifest:
+        redone = manifest.rows()[-1]
+    assert redone.input == str(calls / "a.wav") and redone.status == "ok" and redone.attempts == 1
+    assert (out / "a.json").stat().st_mtime_ns > before[out / "a.json"]
+
+
+def test_outputs_the_batch_did_not_write_are_not_replaced(sample_call, models_dir, tmp_path):
+    shutil.copy(sample_call / "sample.wav", tmp_path / "call.wav")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "call.json").write_text("precious")
+    result = run("batch", tmp_path / "call.wav", "-o", tmp_path / "out", "--format", "json", "--models-dir", models_dir)
+    assert result.exit_code == 2
+    assert (f"witness: {tmp_path / 'call.wav'}: {tmp_path / 'out' / 'call.json'} already exists and was not "
+            "written by witness batch (pass --force to replace it)\n") in result.stderr
+    assert (tmp_path / "out" / "call.json").read_text() == "precious"
+
+
+def test_a_second_death_fails_the_file_and_the_batch_goes_on(sample_call, models_dir, tmp_path):
+    shutil.copy(sample_call / "sample.wav", tmp_path / "call.wav")
+    (tmp_path / "empty.wav").write_bytes(b"")
+    result = run("batch", tmp_path / "call.wav", tmp_path / "empty.wav", "-o", tmp_path / "out",
+                 "--models-dir", models_dir, "-q", env={CRASH_FOR_TESTS: "asr"})
+    assert result.exit_code == 2
+    with Manifest(tmp_path / "out" / MANIFEST_NAME) as manifest:
+        rows = by_name(manifest.rows(), tmp_path)
+    died, empty = rows["call.wav"], rows["empty.wav"]  # rows come as files finish: the empty one first
+    assert died.status == "failed" and died.attempts == 2
+    assert died.error == "the asr worker died (signal SIGKILL) while working on it"
+    assert empty.status == "failed" and empty.error == "is empty (0 bytes)" and empty.attempts == 0
+    assert result.stderr.endswith(f"witness: {tmp_path / 'empty.wav'}: is empty (0 bytes)\n"
+                                  f"witness: {tmp_path / 'call.wav'}: {died.error}\n")
+
+
+@pytest.mark.parametrize("stop, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sample_call, models_dir, tmp_path):
+    """The signal goes to the whole process group (as a terminal's Ctrl-C, or a service
+    manager's stop) once the first file is done."""
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    for name in ("a.wav", "b.wav", "c.wav"):
+        shutil.copy(sample_call / "sample.wav", calls / name)
+    out = tmp_path / "out"
+    shm_before = set(Path("/dev/shm").glob("witness-audio-*"))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "witness", "batch", str(calls), "-o", str(out), "--format", "json",
+                             "--models-dir", str(models_dir)], env=env, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    manifest = out / MANIFEST_NAME
+    deadline = time.monotonic() + 600
+    while not (manifest.exists() and manifest.read_text().count("\n") >= 1) and proc.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    os.killpg(proc.pid, stop)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == code, stderr
+    assert "witness: interrupted: finished files are kept; run the same command again to go on\n" in stderr
+    lines = manifest.read_text().splitlines(keepends=True)
+    rows = [json.loads(line) for line in lines]
+    assert all(line.endswith("\n") for line in lines) and rows[0]["status"] == "ok" and len(rows) < 3
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(
+        [MANIFEST_NAME] + [Path(r["input"]).stem + ".json" for r in rows])
+    assert set(Path("/dev/shm").glob("witness-audio-*")) <= shm_before  # no decoded audio left behind
+    assert not _group_alive(proc.pid), "a worker outlived the batch"
+
+
+def _group_alive(pgid: int, grace: float = 5.0) -> bool:
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        time.sleep(0.1)
+    return True

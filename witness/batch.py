@@ -1,0 +1,289 @@
+"""Many calls in one run: inputs found, each file's work as a unit, a resumable manifest.
+
+``find_items`` turns the command line's files, folders and globs into ``BatchItem``s whose
+outputs mirror the folders under OUTDIR. ``run_batch`` sends them through one set of
+engine workers (models load once; ``witness.flow`` pipelines the files), writes each
+file's outputs atomically as it finishes and appends one ``ManifestRow`` per file to
+``OUTDIR/witness-manifest.jsonl`` (``witness.manifest``), so a re-run skips what is done.
+
+The unit of work is ``BatchItem`` in, outputs and a ``ManifestRow`` out: both are frozen,
+picklable and carry plain paths and strings, so a later step can hand items to another
+machine with the same settings (the settings hash says which) and merge the rows it sends
+back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import json
+import os
+import signal
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from witness import __version__
+from witness.config import Settings
+from witness.errors import InputError
+from witness.fileio import sha256_file
+from witness.flow import FileJob, FileResult
+from witness.manifest import MANIFEST_NAME, Manifest, ManifestRow
+from witness.writers import write_outputs
+
+Progress = Callable[[str, int, int], None]
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+# What a folder is searched for (case-insensitive); files named on the command line, or
+# matched by a glob, are taken as given whatever their extension.
+AUDIO_EXTENSIONS = frozenset({
+    ".wav", ".wave", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".spx", ".m4a", ".m4b", ".aac",
+    ".mp4", ".webm", ".weba", ".mka", ".mkv", ".mov", ".wma", ".asf", ".aif", ".aiff", ".aifc",
+    ".caf", ".amr", ".3gp", ".3g2", ".ac3", ".au", ".gsm", ".w64", ".wv",
+})
+
+
+@dataclass(frozen=True)
+class BatchItem:
+    """One file's work. ``input``: the path as found (it names the file in the transcript
+    and in errors); ``stem``: where its outputs go, relative to OUTDIR, without extension
+    (e.g. "2024-03/call-01"); ``settings_hash``: ``settings_hash()`` of the run's settings."""
+
+    input: str
+    stem: str
+    settings_hash: str
+    formats: tuple[str, ...]
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """Output paths relative to OUTDIR, one per format."""
+        return tuple(f"{self.stem}.{fmt}" for fmt in self.formats)
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    force: bool = False  # redo files the manifest says are done; replace outputs it did not write
+    jobs: int = 0  # files in flight (decoded audio held in shared memory); 0: from the plan
+    retries: int = 1  # tries more for a file whose worker died of a signal
+
+
+def settings_hash(settings: Settings, diarize: bool = True) -> str:
+    """16 hex digits naming everything that shapes a transcript: the Witness version,
+    ``diarize`` and the settings, less those that only change how it runs ([plan],
+    [output], ``models.offline``)."""
+    shaping = settings.to_dict()
+    for section in ("plan", "output"):
+        shaping.pop(section)
+    shaping["models"].pop("offline")
+    text = json.dumps({"witness": __version__, "diarize": diarize, "settings": shaping}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# --- finding the inputs -----------------------------------------------------------------
+
+
+def find_items(inputs: Sequence[str], formats: Sequence[str], settings_digest: str) -> list[BatchItem]:
+    """Items for ``inputs`` (files, folders searched recursively for audio, globs), in
+    order, each file once. Outputs mirror the folders below the inputs' common root;
+    files whose names differ only in extension keep it ("call.wav.json"). InputError when
+    an input does not exist or a glob matches nothing."""
+    found: list[tuple[str, str]] = []  # (path as found, root it is relative to)
+    for text in inputs:
+        found.extend(_expand(text))
+    first: dict[str, tuple[str, str]] = {}  # the same file found twice (or through a link) counts once
+    for path, root in found:
+        first.setdefault(os.path.realpath(path), (path, root))
+    unique = list(first.values())
+    if not unique:
+        raise InputError("no audio files found (folders are searched for wav, flac, mp3, ogg, opus, m4a, "
+                         "webm… files; name other files directly)", inputs[0] if len(inputs) == 1 else None)
+    roots = [os.path.abspath(root) for _, root in unique]
+    base = os.path.commonpath(roots)
+    stems = _stems([os.path.relpath(os.path.abspath(p), base) for p, _ in unique])
+    return [BatchItem(p, stem, settings_digest, tuple(formats)) for (p, _), stem in zip(unique, stems)]
+
+
+def _expand(text: str) -> list[tuple[str, str]]:
+    """(file, root) pairs for one input: a folder's audio files (sorted, hidden ones left
+    out) relative to the folder, or a file (or each glob match) relative to its folder."""
+    path = Path(text)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.suffix.lower() in AUDIO_EXTENSIONS and p.is_file()
+                       and not any(part.startswith(".") for part in p.relative_to(path).parts))
+        return [(str(p), text) for p in files]
+    if path.exists():
+        return [(text, str(path.parent))]
+    if glob.has_magic(text):
+        matches = sorted(glob.glob(text, recursive=True))
+        if not matches:
+            raise InputError("matches no files", text)
+        return [pair for match in matches for pair in _expand(match)]
+    raise InputError("no such file or folder", text)
+
+
+def _stems(relative: list[str]) -> list[str]:
+    """Output stems (posix) for paths relative to the common root: the extension dropped,
+    except where two files would then share a stem."""
+    plain = [Path(r).with_suffix("").as_posix() for r in relative]
+    clashes = Counter(plain)
+    stems = [Path(r).as_posix() if clashes[s] > 1 else s for r, s in zip(relative, plain)]
+    dupes = [s for s, n in Counter(stems).items() if n > 1]
+    if dupes:
+        raise InputError(f"two inputs would write the same outputs ({dupes[0]}.*); rename one", dupes[0])
+    return stems
+
+
+# --- running ----------------------------------------------------------------------------
+
+
+def run_batch(items: Sequence[BatchItem], out_dir: str | Path, settings: Settings, diarize: bool = True,
+              options: BatchOptions = BatchOptions(), report: Callable[[ManifestRow], None] | None = None,
+              progress: Progress | None = None) -> tuple[ManifestRow, ...]:
+    """Transcribe ``items`` into ``out_dir`` and return one row per item (also appended to
+    the manifest and passed to ``report`` as each file finishes). Models load once, on the
+    first file that needs them. Ctrl-C (KeyboardInterrupt) or any error stops at once:
+    finished files keep their outputs and rows, workers are killed, the exception goes on."""
+    from witness.orchestrate import Orchestrator
+
+    with Manifest(Path(out_dir) / MANIFEST_NAME) as manifest:
+        batch = _Batch(items, Path(out_dir), manifest, options.force, report)
+        engines = Orchestrator(settings, diarize=diarize, keep_workers=True)
+        completed = False
+        try:
+            flow = engines.transcribe_many(batch.jobs(), options.jobs or None, options.retries, progress)
+            with contextlib.closing(flow):
+                for result in flow:
+                    batch.finish(result)
+            completed = True
+        finally:
+            engines.close(timeout=10.0 if completed else 1.0)  # stopped: jobs in progress are abandoned
+    return tuple(batch.rows)
+
+
+class _Batch:
+    """Per-run bookkeeping: what the manifest says is done, the files on their way through
+    the engines (with their size and hash), and the rows written so far."""
+
+    def __init__(self, items: Sequence[BatchItem], out_dir: Path, manifest: Manifest, force: bool,
+                 report: Callable[[ManifestRow], None] | None):
+        self.items, self.out_dir, self.manifest = items, out_dir, manifest
+        self.force, self.report = force, report
+        self.previous = manifest.latest()
+        self.ours = {out for row in manifest.rows() if row.status == "ok" for out in row.outputs}
+        self.pending: dict[str, tuple[BatchItem, ManifestRow]] = {}  # by input path, as found
+        self.rows: list[ManifestRow] = []
+
+    def jobs(self) -> Iterator[FileJob]:
+        """The files to transcribe; on the way, files done before are recorded as skipped,
+        and files that cannot be read or would replace foreign outputs as failed."""
+        for item in self.items:
+            row = ManifestRow(input=os.path.abspath(item.input), settings_hash=item.settings_hash, status="failed")
+            try:
+                row = replace(row, size=os.path.getsize(item.input), sha256=sha256_file(item.input))
+            except OSError as exc:
+                self._record(replace(row, error=f"cannot read ({exc.strerror or exc})", finished=_now()))
+                continue
+            verdict = self._verdict(item, row)
+            if verdict is not None:
+                self._record(verdict)
+                continue
+            self.pending[item.input] = (item, row)
+            yield FileJob(item.input, row.sha256 or "")
+
+    def _verdict(self, item: BatchItem, row: ManifestRow) -> ManifestRow | None:
+        """A skipped row when the manifest says this work is done, a failed row when the
+        outputs would replace files the batch did not write; None: to do."""
+        done = self.previous.get(row.input)
+        if not self.force and done is not None and _same_work(done, row, item.outputs, self.out_dir):
+            return replace(done, status="skipped", wall_time=0.0, rtf=None, error=None, attempts=0, finished=_now())
+        foreign = [out for out in item.outputs if out not in self.ours and (self.out_dir / out).exists()]
+        if foreign and not self.force:
+            return replace(row, finished=_now(), error=f"{self.out_dir / foreign[0]} already exists and was not "
+                                                       "written by witness batch (pass --force to replace it)")
+        return None
+
+    def finish(self, result: FileResult) -> None:
+        """Write a finished file's outputs and its row together (Ctrl-C or SIGTERM wait for both)."""
+        item, row = self.pending.pop(result.path)
+        row = replace(row, attempts=result.attempts, wall_time=round(result.seconds, 3), finished=_now())
+        if result.error is not None:
+            self._record(replace(row, error=result.error.message))
+            return
+        duration = result.transcript.audio.duration
+        row = replace(row, status="ok", outputs=item.outputs, duration=duration,
+                      rtf=round(result.seconds / duration, 4) if duration else None)
+        with _signals_deferred():
+            try:
+                write_outputs(result.transcript, [self.out_dir / out for out in item.outputs])
+            except OSError as exc:
+                row = replace(row, status="failed", outputs=(), error=f"cannot write outputs ({exc.strerror or exc})")
+            self._record(row)
+
+    def _record(self, row: ManifestRow) -> None:
+        with _signals_deferred():
+            self.manifest.append(row)
+        self.rows.append(row)
+        if self.report is not None:
+            self.report(row)
+
+
+def _same_work(done: ManifestRow, row: ManifestRow, outputs: tuple[str, ...], out_dir: Path) -> bool:
+    """Whether ``done`` (the input's last row) already holds ``outputs`` for this content
+    and these settings, with every output still there."""
+    return (done.status in ("ok", "skipped") and done.sha256 == row.sha256
+            and done.settings_hash == row.settings_hash and set(outputs) <= set(done.outputs)
+            and all((out_dir / out).exists() for out in outputs))
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    """Hold Ctrl-C and SIGTERM until the block is done (a file's outputs and its manifest
+    row belong together), then deliver them to the handlers they would have reached. Only
+    the main thread receives signals; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+    for signum in dict.fromkeys(caught):
+        signal.raise_signal(signum)
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    """What a batch did: counts by status, audio transcribed (ok files), wall time of the
+    run, its real-time factor (wall / audio) and the failures (input, error)."""
+
+    ok: int
+    failed: int
+    skipped: int
+    audio_seconds: float
+    wall_time: float
+    failures: tuple[tuple[str, str], ...]
+
+    @property
+    def rtf(self) -> float | None:
+        return self.wall_time / self.audio_seconds if self.audio_seconds else None
+
+
+def summarize(rows: Sequence[ManifestRow], wall_time: float) -> BatchSummary:
+    count = Counter(row.status for row in rows)
+    return BatchSummary(
+        ok=count["ok"], failed=count["failed"], skipped=count["skipped"],
+        audio_seconds=sum(row.duration or 0.0 for row in rows if row.status == "ok"),
+        wall_time=wall_time,
+        failures=tuple((row.input, row.error or "") for row in rows if row.status == "failed"),
+    )

@@ -1,0 +1,147 @@
+"""``witness batch INPUT… -o OUTDIR``: folders of calls, models loaded once, resumable."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import click
+
+from witness.cli.options import apply_engine_options, engine_options, parse_formats
+from witness.cli.progress import BatchBar, enabled
+from witness.config import load_settings
+from witness.writers import WRITERS
+
+EXAMPLES = """
+\b
+Examples:
+  witness batch calls/ -o transcripts/            every call below calls/, txt and json
+  witness batch calls/ -o out --format json,srt   out/<same folders>/<name>.json, .srt
+  witness batch 'calls/**/*.m4a' a.wav -o out     globs (quoted: witness expands them) and files
+  witness batch calls/ -o out --force             redo files the manifest says are done
+  witness batch calls/ -o out --jobs 4 --parallel
+\b
+A re-run of the same command skips what is done (same input, same settings) and retries
+the rest. OUTDIR/witness-manifest.jsonl records every file: see the README ("witness batch").
+Exit codes: 0 every file done, 2 some failed (listed at the end), 130 interrupted (Ctrl-C),
+143 stopped by SIGTERM.
+"""
+
+
+@click.command(epilog=EXAMPLES)
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Where outputs go, in the inputs' folder structure, with the manifest.")
+@click.option("-f", "--format", "formats", callback=parse_formats, metavar="FMT[,FMT]",
+              help=f"Output formats: {', '.join(WRITERS)}. Default: the [output] formats of the config (txt,json).")
+@click.option("-j", "--jobs", type=click.IntRange(1), metavar="N",
+              help="Files in flight at once (their decoded audio is held in memory, ~230 MB per "
+                   "hour). Default: 2 when the engines take turns, 3 side by side.")
+@click.option("--force", is_flag=True, help="Redo files already done, and replace outputs the batch did not write.")
+@click.option("-q", "--quiet", is_flag=True, help="Nothing on stderr but errors: no bar, no summary.")
+@engine_options
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="A TOML file of settings (see config/default.toml).")
+@click.pass_context
+def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, config_file, no_diarize, **engine):
+    """Transcribe every call in INPUTS (files, folders searched recursively for audio, globs)
+    into OUTDIR, loading the models once.
+
+    Files go through the engines as a pipeline (while one is diarized the next is
+    transcribed, when the plan runs the engines side by side). Each file's outputs are
+    written atomically as it finishes; a file whose engine worker dies is retried once in
+    a fresh worker; a bad file is reported and the batch goes on. Ctrl-C (or SIGTERM)
+    stops cleanly.
+    """
+    from witness.batch import BatchOptions, find_items, run_batch, settings_hash, summarize
+
+    settings = apply_engine_options(load_settings(config_file), **engine)
+    items = find_items(inputs, formats or settings.output.formats, settings_hash(settings, not no_diarize))
+    quiet = quiet or bool(ctx.find_root().params.get("quiet"))
+    view = _View(items, enabled(ctx) and not quiet)
+    started = time.perf_counter()
+    stopped_by = None
+    try:
+        with _sigterm_as_interrupt():
+            run_batch(items, output_dir, settings, not no_diarize, BatchOptions(force=force, jobs=jobs or 0),
+                      report=view.row, progress=view.bar.stage)
+    except KeyboardInterrupt as exc:
+        stopped_by = signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT
+    finally:
+        view.bar.close()
+    summary = summarize(view.rows, time.perf_counter() - started)
+    if stopped_by is not None:
+        click.echo("witness: interrupted: finished files are kept; run the same command again to go on", err=True)
+    if not quiet:
+        click.echo(_summary_table(summary, view.found_as), err=True, nl=False)
+    ctx.exit(128 + stopped_by if stopped_by is not None else 2 if summary.failed else 0)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a scheduler or service manager stopping the batch): stopped like Ctrl-C."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    def stop(signum, frame):
+        raise _Terminated
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+class _View:
+    """What the user sees while the batch runs: the bar, and one line per failed file."""
+
+    def __init__(self, items, show_bar: bool):
+        self.found_as = {os.path.abspath(item.input): item.input for item in items}
+        self.bar = BatchBar([_size(item.input) for item in items], show_bar)
+        self.rows = []
+
+    def row(self, row) -> None:
+        self.rows.append(row)
+        if row.status == "failed":
+            self.bar.write(f"witness: {self.found_as.get(row.input, row.input)}: {row.error}")
+        self.bar.file_done(row.size or 0, row.status == "ok", row.duration or 0.0)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _summary_table(s, found_as: dict[str, str]) -> str:
+    """The end-of-run summary (``witness.batch.BatchSummary``) as lines for stderr; files
+    named as they were found (``found_as``: absolute path -> that)."""
+    rtf = "—" if s.rtf is None else f"{s.rtf:.3f} ({1 / s.rtf:.1f}x real time)"
+    lines = [
+        "",
+        f"  files ok          {s.ok}",
+        f"  files failed      {s.failed}",
+        f"  files skipped     {s.skipped}",
+        f"  audio             {s.audio_seconds / 3600:.2f} h ({s.audio_seconds / 60:.1f} min)",
+        f"  wall time         {_duration(s.wall_time)}",
+        f"  real-time factor  {rtf}",
+    ]
+    if s.failures:
+        lines.append("  failed:")
+        lines.extend(f"    {found_as.get(path, path)}: {error}" for path, error in s.failures)
+    return "\n".join(lines) + "\n"
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(seconds, 60)
+    hours, minutes = divmod(int(minutes), 60)
+    return f"{hours}h {minutes:02d}m {secs:04.1f}s" if hours else f"{minutes}m {secs:04.1f}s" if minutes else f"{secs:.1f}s"
