@@ -53,7 +53,7 @@ def joined(first: Case, second: Case) -> Case:
 def cases() -> list[Case]:
     """The sample call, the four fixture wavs, and the sample call followed by the 3-speaker
     wav (5 speakers in one file)."""
-    call, fx = SHARED / "data" / "sample-call", SHARED / "data" / "speakrs-fixtures"
+    fx = SHARED / "data" / "speakrs-fixtures"
     found = [
         sample_call(),
         _case("test", fx / "test.wav", fx / "pipeline_expected.rttm"),

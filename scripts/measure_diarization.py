@@ -48,7 +48,7 @@ def main() -> None:
             models = DiarizationModels(ge2e.segmentation, None, "wespeaker", wespeaker)
             report(Diarizer(models, config_for("wespeaker", step)), f"WeSpeaker, step {step:g} s", all_cases)
         else:
-            print(f"\n(WeSpeaker ResNet34-LM is not here: download-only, skipped)")
+            print("\n(WeSpeaker ResNet34-LM is not here: download-only, skipped)")
     if args.vad:
         fallback = DiarizationModels(None, MODELS / "silero-vad.onnx", "ge2e", ge2e.embedding_path)
         report(Diarizer(fallback), "VAD fallback (Silero VAD pieces), GE2E", all_cases)

@@ -11,7 +11,6 @@ prints the peak per process role and in total, with the ratio to the first lengt
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from witness.audio import load_audio
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("WITNESS_SHARED_DIR", REPO.parent / "shared"))
@@ -39,3 +42,11 @@ def fixtures_dir(shared_dir: Path) -> Path:
 def models_dir(shared_dir: Path) -> Path:
     """pyannote segmentation-3.0 int8 and Silero VAD ONNX files."""
     return _need(shared_dir / "models")
+
+
+@pytest.fixture(scope="session")
+def sample_audio(sample_call: Path) -> np.ndarray:
+    """The sample call's samples: (n,) float32 at 16 kHz, read-only (tests share it)."""
+    samples = load_audio(sample_call / "sample.wav").samples
+    samples.flags.writeable = False
+    return samples

@@ -8,7 +8,6 @@ import logging
 import numpy as np
 import pytest
 
-from witness.audio import load_audio
 from witness.diarize.embedding import (
     GE2EEmbedder, Ge2eOptions, WeSpeakerEmbedder, keep_frames, partial_starts)
 from witness.diarize.oracle import alone_mask, cut_pieces, solo_intervals
@@ -22,13 +21,6 @@ from witness.rttm import read_rttm
 
 A, B = "speaker90", "speaker91"
 FRAME_STEP, FRAME_SIZE = FRAME_STEP_SAMPLES / 16000, FRAME_SIZE_SAMPLES / 16000
-
-
-@pytest.fixture(scope="module")
-def audio(sample_call):
-    samples, rate = (load_audio(sample_call / "sample.wav").samples, 16000)
-    assert rate == 16000
-    return samples
 
 
 @pytest.fixture(scope="module")
@@ -46,18 +38,18 @@ def window_mask(turns, speaker: str, start: int) -> np.ndarray:
     return alone_mask(turns, speaker, start / 16000, FRAMES_PER_WINDOW, FRAME_STEP, FRAME_SIZE)
 
 
-def solo_pieces(audio, turns, seconds=1.5):
+def solo_pieces(sample_audio, turns, seconds=1.5):
     """Pieces of ``seconds`` where one speaker talks alone: ((P, samples) float32, (P,) labels)."""
     pieces, labels = [], []
     for speaker, intervals in solo_intervals(turns).items():
         for s, _ in cut_pieces(intervals, seconds, seconds):
-            pieces.append(audio[int(s * 16000):int(s * 16000) + int(seconds * 16000)])
+            pieces.append(sample_audio[int(s * 16000):int(s * 16000) + int(seconds * 16000)])
             labels.append(speaker)
     return np.stack(pieces), np.array(labels)
 
 
-def test_ge2e_separates_the_two_speakers(ge2e, audio, turns):
-    pieces, labels = solo_pieces(audio, turns)
+def test_ge2e_separates_the_two_speakers(ge2e, sample_audio, turns):
+    pieces, labels = solo_pieces(sample_audio, turns)
     emb = ge2e.embed(pieces)
     assert emb.shape == (len(pieces), 256) and np.isfinite(emb).all()
     np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
@@ -69,20 +61,20 @@ def test_ge2e_separates_the_two_speakers(ge2e, audio, turns):
     assert (labels[sim.argmax(axis=1)] == labels).mean() >= 0.8
 
 
-def test_masks_pick_the_speaker_in_a_mixed_window(ge2e, audio, turns):
+def test_masks_pick_the_speaker_in_a_mixed_window(ge2e, sample_audio, turns):
     start = 8 * 16000  # 8-18 s: both speakers take turns
-    window = audio[start:start + WINDOW_SAMPLES]
+    window = sample_audio[start:start + WINDOW_SAMPLES]
     masks = np.stack([window_mask(turns, A, start), window_mask(turns, B, start)])
     by_mask = ge2e.embed(np.stack([window, window]), masks)
-    pieces, labels = solo_pieces(audio, turns)
+    pieces, labels = solo_pieces(sample_audio, turns)
     solo = ge2e.embed(pieces)
     centroid = {s: solo[labels == s].mean(axis=0) for s in (A, B)}
     assert by_mask[0] @ centroid[A] > by_mask[0] @ centroid[B]
     assert by_mask[1] @ centroid[B] > by_mask[1] @ centroid[A]
 
 
-def test_too_little_clean_audio_gives_nan(ge2e, audio):
-    window = audio[8 * 16000:8 * 16000 + WINDOW_SAMPLES]
+def test_too_little_clean_audio_gives_nan(ge2e, sample_audio):
+    window = sample_audio[8 * 16000:8 * 16000 + WINDOW_SAMPLES]
     short = np.zeros(FRAMES_PER_WINDOW, np.float32)
     short[100:130] = 1  # 30 frames * 17 ms = 0.5 s < 1 s
     enough = np.zeros(FRAMES_PER_WINDOW, np.float32)
@@ -92,20 +84,20 @@ def test_too_little_clean_audio_gives_nan(ge2e, audio):
     assert np.isfinite(emb[2]).all() and np.isfinite(emb[3]).all()
 
 
-def test_rows_do_not_influence_each_other(ge2e, audio):
-    windows = np.stack([audio[i:i + 48000] for i in (130_000, 250_000, 380_000)])
+def test_rows_do_not_influence_each_other(ge2e, sample_audio):
+    windows = np.stack([sample_audio[i:i + 48000] for i in (130_000, 250_000, 380_000)])
     together = ge2e.embed(windows)
     alone = np.concatenate([ge2e.embed(w[None]) for w in windows])
     np.testing.assert_allclose(together, alone, atol=1e-5)
 
 
-def test_quiet_audio_is_raised_like_resemblyzer_does(ge2e, audio):
-    piece = audio[250_000:282_000]
+def test_quiet_audio_is_raised_like_resemblyzer_does(ge2e, sample_audio):
+    piece = sample_audio[250_000:282_000]
     np.testing.assert_allclose(ge2e.embed(piece[None] * 0.05), ge2e.embed(piece[None]), atol=1e-4)
 
 
-def test_nan_audio_is_zeroed_with_a_warning(ge2e, audio, caplog):
-    piece = audio[250_000:282_000].copy()
+def test_nan_audio_is_zeroed_with_a_warning(ge2e, sample_audio, caplog):
+    piece = sample_audio[250_000:282_000].copy()
     piece[100:200] = np.nan
     with caplog.at_level(logging.WARNING):
         emb = ge2e.embed(piece[None])
@@ -130,9 +122,9 @@ def test_partials_follow_resemblyzer(frames, starts):
     assert partial_starts(frames, Ge2eOptions()).tolist() == starts
 
 
-def test_pooled_partials_agree_with_per_window_embeddings(ge2e, audio, turns):
+def test_pooled_partials_agree_with_per_window_embeddings(ge2e, sample_audio, turns):
     starts = np.arange(0, 21) * 16000
-    pooled = PooledGE2E(ge2e, audio)
+    pooled = PooledGE2E(ge2e, sample_audio)
     rows, per_window_rows, masks = [], [], []
     for start in starts:
         for speaker in (A, B):
@@ -140,7 +132,7 @@ def test_pooled_partials_agree_with_per_window_embeddings(ge2e, audio, turns):
             if mask.sum() > 300:  # > 5 s alone
                 rows.append(start)
                 masks.append(mask)
-                per_window_rows.append(audio[start:start + WINDOW_SAMPLES])
+                per_window_rows.append(sample_audio[start:start + WINDOW_SAMPLES])
     pooled_emb = np.concatenate([pooled.embed(np.array([s]), m[None]) for s, m in zip(rows, masks)])
     per_window = ge2e.embed(np.stack(per_window_rows), np.stack(masks))
     assert np.isfinite(pooled_emb).all()
@@ -151,8 +143,8 @@ def test_pooled_partials_agree_with_per_window_embeddings(ge2e, audio, turns):
     assert len(pooled._cache) < pooled.partials_embedded  # early partials were forgotten
 
 
-def test_pooled_returns_nan_where_no_partial_is_clean(ge2e, audio):
-    pooled = PooledGE2E(ge2e, audio)
+def test_pooled_returns_nan_where_no_partial_is_clean(ge2e, sample_audio):
+    pooled = PooledGE2E(ge2e, sample_audio)
     mask = np.zeros((1, FRAMES_PER_WINDOW), np.float32)
     mask[0, ::2] = 1  # half the frames: no partial reaches 90% clean
     assert np.isnan(pooled.embed(np.array([0]), mask)).all()
@@ -178,10 +170,10 @@ def _frame_mean_graph(path):
     return weight
 
 
-def test_wespeaker_embeds_only_the_kept_fbank_frames(tmp_path, audio):
+def test_wespeaker_embeds_only_the_kept_fbank_frames(tmp_path, sample_audio):
     weight = _frame_mean_graph(tmp_path / "stand-in.onnx")
     embedder = WeSpeakerEmbedder(tmp_path / "stand-in.onnx", min_clean_seconds=0.5)
-    windows = np.stack([audio[130_000:162_000], audio[250_000:282_000], audio[380_000:412_000]])
+    windows = np.stack([sample_audio[130_000:162_000], sample_audio[250_000:282_000], sample_audio[380_000:412_000]])
     masks = np.ones((3, 100), np.float32)
     masks[0, 50:] = 0  # first half only
     masks[2, :] = 0
@@ -195,12 +187,12 @@ def test_wespeaker_embeds_only_the_kept_fbank_frames(tmp_path, audio):
     assert np.isnan(emb[2]).all()
 
 
-def test_wespeaker_resnet34_lm_on_the_sample_call(audio, turns):
+def test_wespeaker_resnet34_lm_on_the_sample_call(sample_audio, turns):
     path = store.find(WESPEAKER_RESNET34_LM)
     if path is None:
         pytest.skip("WeSpeaker ResNet34-LM is download-only and has not been downloaded here "
                     "(`witness models pull` when online)")
-    pieces, labels = solo_pieces(audio, turns)
+    pieces, labels = solo_pieces(sample_audio, turns)
     emb = WeSpeakerEmbedder(path).embed(pieces)
     sim = emb @ emb.T
     same = labels[:, None] == labels[None, :]

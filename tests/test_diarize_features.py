@@ -10,23 +10,15 @@ import numpy as np
 import pytest
 from scipy.signal import ShortTimeFFT
 
-from witness.audio import load_audio
 from witness.diarize.features import (
     finite_audio, frame_energy, ge2e_mel, kaldi_fbank, kaldi_window, mean_normalise,
     slaney_mel_filters)
 
 
-@pytest.fixture(scope="module")
-def audio(sample_call):
-    samples, rate = (load_audio(sample_call / "sample.wav").samples, 16000)
-    assert rate == 16000
-    return samples
-
-
-def test_ge2e_mel_equals_librosa_on_the_sample_call(audio):
+def test_ge2e_mel_equals_librosa_on_the_sample_call(sample_audio):
     # Numbers printed by librosa 0.11.0:
-    # librosa.feature.melspectrogram(y=audio, sr=16000, n_fft=400, hop_length=160, n_mels=40)
-    mel = ge2e_mel(audio)
+    # librosa.feature.melspectrogram(y=sample_audio, sr=16000, n_fft=400, hop_length=160, n_mels=40)
+    mel = ge2e_mel(sample_audio)
     assert mel.shape == (3001, 40) and mel.dtype == np.float32
     np.testing.assert_allclose(mel[1500, [0, 10, 20, 39]],
                                [9.8691107e-06, 3.5212404e-05, 2.2969265e-04, 9.3909103e-10], rtol=1e-4)
@@ -44,10 +36,10 @@ def test_slaney_filters_equal_librosa():
     np.testing.assert_allclose(filters.sum(axis=1) * 40.0, 1.0, atol=0.05)  # sampled at 40 Hz bins
 
 
-def test_ge2e_power_spectrum_equals_scipy_stft(audio):
+def test_ge2e_power_spectrum_equals_scipy_stft(sample_audio):
     """The STFT inside the mel, checked by scipy's independent ShortTimeFFT (periodic Hann,
     centred frames over zero padding) before the filters apply."""
-    piece = audio[100_000:116_000]
+    piece = sample_audio[100_000:116_000]
     window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(400) / 400)
     stft = ShortTimeFFT(window, hop=160, fs=16000, mfft=400)
     power = np.abs(stft.stft(piece, p0=0, p1=1 + len(piece) // 160)) ** 2  # (201, frames)
@@ -55,14 +47,14 @@ def test_ge2e_power_spectrum_equals_scipy_stft(audio):
     np.testing.assert_allclose(ge2e_mel(piece), expected, rtol=1e-3, atol=1e-9)
 
 
-def test_ge2e_mel_is_batched_and_uncentred_frames_match(audio):
-    batch = np.stack([audio[:32000], audio[32000:64000]])
+def test_ge2e_mel_is_batched_and_uncentred_frames_match(sample_audio):
+    batch = np.stack([sample_audio[:32000], sample_audio[32000:64000]])
     mel = ge2e_mel(batch)
     assert mel.shape == (2, 201, 40)
-    np.testing.assert_allclose(mel[1], ge2e_mel(audio[32000:64000]), rtol=1e-6)
+    np.testing.assert_allclose(mel[1], ge2e_mel(sample_audio[32000:64000]), rtol=1e-6)
     # uncentred frames over explicit context equal the centred frames of the longer signal
-    inner = ge2e_mel(audio[48000 - 200:48000 + 160 * 9 + 200], center=False)
-    np.testing.assert_allclose(inner, ge2e_mel(audio)[300:310], rtol=1e-4, atol=1e-10)
+    inner = ge2e_mel(sample_audio[48000 - 200:48000 + 160 * 9 + 200], center=False)
+    np.testing.assert_allclose(inner, ge2e_mel(sample_audio)[300:310], rtol=1e-4, atol=1e-10)
 
 
 def test_frame_energy_blocks():
@@ -91,21 +83,21 @@ def _knf_fbank(samples: np.ndarray, window: str) -> np.ndarray:
 
 
 @pytest.mark.parametrize("window", ["hamming", "povey"])
-def test_kaldi_fbank_equals_kaldi_native_fbank(audio, window):
-    ours = kaldi_fbank(audio, window)
-    reference = _knf_fbank(audio, window)
+def test_kaldi_fbank_equals_kaldi_native_fbank(sample_audio, window):
+    ours = kaldi_fbank(sample_audio, window)
+    reference = _knf_fbank(sample_audio, window)
     assert ours.shape == reference.shape == (2998, 80)
     # kaldi-native-fbank computes in float32; the log-energies agree to a few 1e-4
     assert np.abs(ours - reference).max() < 2e-3
     assert np.median(np.abs(ours - reference)) < 1e-4
 
 
-def test_kaldi_fbank_short_input_and_batches(audio):
-    assert kaldi_fbank(audio[:399]).shape == (0, 80)
-    assert kaldi_fbank(audio[:400]).shape == (1, 80)
-    batch = kaldi_fbank(np.stack([audio[:16000], audio[16000:32000]]))
+def test_kaldi_fbank_short_input_and_batches(sample_audio):
+    assert kaldi_fbank(sample_audio[:399]).shape == (0, 80)
+    assert kaldi_fbank(sample_audio[:400]).shape == (1, 80)
+    batch = kaldi_fbank(np.stack([sample_audio[:16000], sample_audio[16000:32000]]))
     assert batch.shape == (2, 98, 80)
-    np.testing.assert_allclose(batch[1], kaldi_fbank(audio[16000:32000]), rtol=1e-6)
+    np.testing.assert_allclose(batch[1], kaldi_fbank(sample_audio[16000:32000]), rtol=1e-6)
     # digital silence sits on the float32-epsilon floor instead of -inf
     assert np.isfinite(kaldi_fbank(np.zeros(16000, np.float32))).all()
 
@@ -117,8 +109,8 @@ def test_kaldi_windows():
         kaldi_window("blackman")
 
 
-def test_mean_normalise_centres_each_bin_without_touching_input(audio):
-    feats = kaldi_fbank(audio[:48000])
+def test_mean_normalise_centres_each_bin_without_touching_input(sample_audio):
+    feats = kaldi_fbank(sample_audio[:48000])
     before = feats.copy()
     centred = mean_normalise(feats)
     np.testing.assert_allclose(centred.mean(axis=0), 0.0, atol=1e-4)

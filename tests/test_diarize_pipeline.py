@@ -38,11 +38,6 @@ def diarizer(models):
 
 
 @pytest.fixture(scope="module")
-def call(sample_call):
-    return load_audio(sample_call / "sample.wav").samples
-
-
-@pytest.fixture(scope="module")
 def reference(sample_call):
     return read_rttm(sample_call / "sample.rttm")["sample"]
 
@@ -63,8 +58,8 @@ def test_models_come_from_the_models_dir_and_ge2e_from_pip(models, models_dir):
 
 
 @pytest.mark.parametrize("variant", ["pooled", "window"])
-def test_sample_call_two_speakers(models, call, reference, variant):
-    out = Diarizer(models, ge2e_variant=variant).run(call)
+def test_sample_call_two_speakers(models, sample_audio, reference, variant):
+    out = Diarizer(models, ge2e_variant=variant).run(sample_audio)
     assert out.path == PATH_SEGMENTATION and out.embedding == f"ge2e-{variant}"
     assert out.speakers == ("SPEAKER_00", "SPEAKER_01") and out.found_speakers == 2 and not out.capped
     assert der(reference, out.turns) < MAX_STRICT_DER
@@ -76,12 +71,12 @@ def test_sample_call_two_speakers(models, call, reference, variant):
     assert {"segmentation", "embedding", "streaming", "clustering", "reconstruction", "total"} <= set(out.timings)
 
 
-def test_embedding_starts_before_segmentation_ends(models, call):
+def test_embedding_starts_before_segmentation_ends(models, sample_audio):
     """Two windows per batch and a queue of one: the segmentation thread cannot hand over its
     last batch before the embedding stage has finished the first, whatever the timing."""
     events = []
     runtime = RuntimeOptions(windows_per_batch=2, queue_batches=1)
-    Diarizer(models, runtime=runtime).run(call, progress=lambda *e: events.append(e))
+    Diarizer(models, runtime=runtime).run(sample_audio, progress=lambda *e: events.append(e))
     first_embedding = next(i for i, (stage, _, _) in enumerate(events) if stage == "embedding")
     last_segmentation = max(i for i, (stage, _, _) in enumerate(events) if stage == "segmentation")
     assert first_embedding < last_segmentation
@@ -92,16 +87,16 @@ def test_embedding_starts_before_segmentation_ends(models, call):
     assert events[-1] == ("reconstruction", 1, 1)
 
 
-def test_a_segmentation_error_in_the_worker_thread_reaches_the_caller(models, tmp_path, call):
+def test_a_segmentation_error_in_the_worker_thread_reaches_the_caller(models, tmp_path, sample_audio):
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"\x00" * 1000)
     bad = DiarizationModels(broken, None, models.embedding, models.embedding_path)
     with pytest.raises(ModelError, match="broken.onnx"):
-        Diarizer(bad).run(call)
+        Diarizer(bad).run(sample_audio)
 
 
-def test_audio_shorter_than_a_window_is_padded_and_still_decided(diarizer, call):
-    out = diarizer.run(call[10 * RATE:13 * RATE])  # 3 s, both speakers
+def test_audio_shorter_than_a_window_is_padded_and_still_decided(diarizer, sample_audio):
+    out = diarizer.run(sample_audio[10 * RATE:13 * RATE])  # 3 s, both speakers
     assert out.num_speakers >= 1
     assert all(0 <= t.start < t.end <= 3.0 for t in out.turns)
 
@@ -136,8 +131,8 @@ def test_no_speech_gives_no_speakers(diarizer, make):
     assert out.turns == () and out.exclusive_turns == () and out.num_speakers == 0
 
 
-def test_nan_and_inf_samples_are_zeroed_once_with_a_warning(diarizer, call, caplog):
-    bad = call.copy()
+def test_nan_and_inf_samples_are_zeroed_once_with_a_warning(diarizer, sample_audio, caplog):
+    bad = sample_audio.copy()
     bad[5000:9000] = np.nan  # in the silence before the first word
     bad[-100:] = np.inf
     with caplog.at_level(logging.WARNING):
@@ -154,12 +149,12 @@ def test_single_speaker(diarizer, fixtures_dir):
 
 
 @pytest.fixture(scope="module")
-def five_speakers(call, reference, fixtures_dir):
+def five_speakers(sample_audio, reference, fixtures_dir):
     """The sample call (2 real voices) then the 3-speaker fixture (3 TTS voices)."""
     tts = load_audio(fixtures_dir / "test_3speakers.wav").samples
     (tts_turns,) = read_rttm(fixtures_dir / "3speakers_expected.rttm").values()
     moved = [Turn(t.start + 30.0, t.end + 30.0, "tts" + t.speaker) for t in tts_turns]
-    return np.concatenate([call, tts]), reference + moved
+    return np.concatenate([sample_audio, tts]), reference + moved
 
 
 def test_many_speakers_are_found(diarizer, five_speakers):
@@ -177,8 +172,8 @@ def test_many_speakers_capped_at_max_speakers_say_so(diarizer, five_speakers, ca
     assert "found 5 speakers, more than the 2 allowed" in caplog.text
 
 
-def test_num_speakers_forces_the_count(diarizer, call):
-    out = diarizer.run(call, SpeakerBounds(num_speakers=3))
+def test_num_speakers_forces_the_count(diarizer, sample_audio):
+    out = diarizer.run(sample_audio, SpeakerBounds(num_speakers=3))
     assert out.num_speakers == 3 and not out.capped
 
 
@@ -198,10 +193,10 @@ def offline_dir(tmp_path, monkeypatch, models_dir):
 
 
 def test_without_segmentation_model_vad_pieces_are_diarized_and_the_output_says_so(
-        offline_dir, call, reference, caplog):
+        offline_dir, sample_audio, reference, caplog):
     with caplog.at_level(logging.WARNING):
         models = choose_models("auto", offline_dir)
-        out = Diarizer(models).run(call)
+        out = Diarizer(models).run(sample_audio)
     assert models.segmentation is None and models.vad == offline_dir / SILERO_VAD.name
     assert out.path == PATH_VAD and out.num_speakers == 2 and out.turns == out.exclusive_turns
     assert der(reference, out.turns, "paper") < 0.45  # measured 39.1%: a weak fallback
@@ -229,7 +224,7 @@ def test_explicit_wespeaker_offline_and_missing_says_how_to_get_it(offline_dir):
         choose_embedding("wespeaker", offline_dir)
 
 
-def test_wespeaker_pipeline_where_it_has_been_downloaded(models_dir, call, reference):
+def test_wespeaker_pipeline_where_it_has_been_downloaded(models_dir, sample_audio, reference):
     from witness.models import store
 
     path = store.find(WESPEAKER_RESNET34_LM, models_dir)
@@ -237,6 +232,6 @@ def test_wespeaker_pipeline_where_it_has_been_downloaded(models_dir, call, refer
         pytest.skip("WeSpeaker ResNet34-LM is download-only and has not been downloaded here")
     assert choose_embedding("auto", models_dir) == ("wespeaker", path)
     models = DiarizationModels(models_dir / SEGMENTATION_INT8.name, None, "wespeaker", path)
-    out = Diarizer(models).run(call)
+    out = Diarizer(models).run(sample_audio)
     assert out.embedding == "wespeaker" and out.num_speakers == 2
     assert der(reference, out.turns, "paper") < MAX_PAPER_DER

@@ -8,7 +8,6 @@ import shutil
 import numpy as np
 import pytest
 
-from witness.audio import load_audio
 from witness.diarize.segmentation import (
     FRAMES_PER_WINDOW, WINDOW_SAMPLES, SegmentationModel, is_dynamically_quantised, sliding_windows,
     window_starts)
@@ -16,13 +15,6 @@ from witness.errors import ModelError
 from witness.models.diarization_catalogue import (
     SEGMENTATION_CHOICES, SEGMENTATION_FP32, SEGMENTATION_INT8, resolve_first)
 from witness.rttm import read_rttm
-
-
-@pytest.fixture(scope="module")
-def audio(sample_call):
-    samples, rate = (load_audio(sample_call / "sample.wav").samples, 16000)
-    assert rate == 16000
-    return samples
 
 
 @pytest.fixture(scope="module")
@@ -56,13 +48,13 @@ class _CountingSignal:
         return self.samples[item]
 
 
-def test_sliding_windows_are_cut_batch_by_batch(audio):
-    signal = _CountingSignal(np.concatenate([audio, audio[:5000]]))
+def test_sliding_windows_are_cut_batch_by_batch(sample_audio):
+    signal = _CountingSignal(np.concatenate([sample_audio, sample_audio[:5000]]))
     batches = sliding_windows(signal, step=16_000, batch_size=4)
     first = next(batches)
     assert signal.reads == 4  # only the first batch exists
     assert first.first == 0 and list(first.starts) == [0, 16_000, 32_000, 48_000]
-    np.testing.assert_array_equal(first.windows[1], audio[16_000:176_000])
+    np.testing.assert_array_equal(first.windows[1], sample_audio[16_000:176_000])
     rest = list(batches)
     assert [b.first for b in rest] == [4, 8, 12, 16, 20]
     last = rest[-1]
@@ -72,16 +64,16 @@ def test_sliding_windows_are_cut_batch_by_batch(audio):
     np.testing.assert_array_equal(last.windows[1, :tail], signal.samples[336_000:])
 
 
-def test_sliding_windows_read_a_memmap(audio, tmp_path):
+def test_sliding_windows_read_a_memmap(sample_audio, tmp_path):
     path = tmp_path / "signal.f32"
-    audio.tofile(path)
+    sample_audio.tofile(path)
     signal = np.memmap(path, dtype=np.float32, mode="r")
     batch = next(sliding_windows(signal, step=32_000, batch_size=2))
-    np.testing.assert_array_equal(batch.windows[1], audio[32_000:192_000])
+    np.testing.assert_array_equal(batch.windows[1], sample_audio[32_000:192_000])
 
 
-def test_segmentation_finds_the_two_speakers_of_the_sample_call(model, audio, sample_call):
-    batches = list(model.segment(audio, step_seconds=1.0, windows_per_batch=8))
+def test_segmentation_finds_the_two_speakers_of_the_sample_call(model, sample_audio, sample_call):
+    batches = list(model.segment(sample_audio, step_seconds=1.0, windows_per_batch=8))
     assert [len(b.windows.starts) for b in batches] == [8, 8, 5]
     scores = np.concatenate([b.scores for b in batches])
     starts = np.concatenate([b.windows.starts for b in batches])
@@ -101,14 +93,14 @@ def test_segmentation_finds_the_two_speakers_of_the_sample_call(model, audio, sa
     assert agree / total > 0.9
 
 
-def test_short_audio_is_padded_into_one_window(model, audio):
-    (batch,) = list(model.segment(audio[100_000:140_000]))
+def test_short_audio_is_padded_into_one_window(model, sample_audio):
+    (batch,) = list(model.segment(sample_audio[100_000:140_000]))
     assert batch.scores.shape == (1, FRAMES_PER_WINDOW, 7)
     assert batch.windows.windows[0, 40_000:].max() == 0.0
 
 
-def test_nan_and_inf_never_reach_the_model(model, audio, caplog):
-    window = audio[:WINDOW_SAMPLES].copy()
+def test_nan_and_inf_never_reach_the_model(model, sample_audio, caplog):
+    window = sample_audio[:WINDOW_SAMPLES].copy()
     dirty = window.copy()
     dirty[1000:1100] = np.nan
     dirty[5000] = np.inf
@@ -128,11 +120,11 @@ def test_run_checks_its_input_shape(model):
         model.run(np.zeros((2, 80_000), dtype=np.float32))
 
 
-def test_int8_model_runs_one_window_per_call_so_batches_cannot_change_it(models_dir, audio):
+def test_int8_model_runs_one_window_per_call_so_batches_cannot_change_it(models_dir, sample_audio):
     path = models_dir / SEGMENTATION_INT8.name
     assert is_dynamically_quantised(path)
     assert SegmentationModel(path).batch_size == 1
-    windows = np.stack([audio[i:i + WINDOW_SAMPLES] for i in (0, 64_000, 160_000)])
+    windows = np.stack([sample_audio[i:i + WINDOW_SAMPLES] for i in (0, 64_000, 160_000)])
     together = SegmentationModel(path).run(windows)
     alone = SegmentationModel(path, threads=1).run(windows[1:2])
     np.testing.assert_allclose(together[1], alone[0], atol=1e-5)

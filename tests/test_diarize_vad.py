@@ -5,19 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from witness.audio import load_audio
 from witness.diarize.vad import (
     CHUNK, SileroVad, VadOptions, fixed_subwindows, regions_from_probabilities)
 from witness.models import store
 from witness.models.diarization_catalogue import SILERO_VAD
 from witness.rttm import read_rttm
-
-
-@pytest.fixture(scope="module")
-def audio(sample_call):
-    samples, rate = (load_audio(sample_call / "sample.wav").samples, 16000)
-    assert rate == 16000
-    return samples
 
 
 @pytest.fixture(scope="module")
@@ -31,27 +23,27 @@ def _covered(regions, start, end):
     return sum(max(0.0, min(e, end) - max(s, start)) for s, e in regions)
 
 
-def test_speech_regions_match_the_human_turns(vad, audio, sample_call):
-    regions = vad.speech_regions(audio)
+def test_speech_regions_match_the_human_turns(vad, sample_audio, sample_call):
+    regions = vad.speech_regions(sample_audio)
     turns = read_rttm(sample_call / "sample.rttm")["sample"]
     speech = sum(_covered(regions, t.start, t.end) for t in turns)
     assert speech / sum(t.end - t.start for t in turns) > 0.9
     assert _covered(regions, 0.0, 6.4) < 0.2  # the first 6.7 s hold no speech
     assert all(a < b for a, b in regions)
     assert all(b1 <= a2 for (_, b1), (a2, _) in zip(regions, regions[1:]))
-    assert regions[-1][1] <= len(audio) / 16000
+    assert regions[-1][1] <= len(sample_audio) / 16000
 
 
-def test_probabilities_one_per_chunk(vad, audio):
-    probs = vad.probabilities(audio[:16000 + 100])
+def test_probabilities_one_per_chunk(vad, sample_audio):
+    probs = vad.probabilities(sample_audio[:16000 + 100])
     assert probs.shape == (-(-16100 // CHUNK),) and probs.dtype == np.float32
     assert ((probs >= 0) & (probs <= 1)).all()
 
 
-def test_silence_and_bad_samples(vad, audio):
+def test_silence_and_bad_samples(vad, sample_audio):
     assert vad.speech_regions(np.zeros(48000, dtype=np.float32)) == []
     assert vad.speech_regions(np.zeros(0, dtype=np.float32)) == []
-    dirty = audio[100_000:180_000].copy()
+    dirty = sample_audio[100_000:180_000].copy()
     dirty[::1000] = np.nan
     assert len(vad.speech_regions(dirty)) >= 1
 

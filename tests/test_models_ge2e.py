@@ -13,7 +13,6 @@ import struct
 import numpy as np
 import pytest
 
-from witness.audio import load_audio
 from witness.diarize.features import ge2e_mel
 from witness.errors import ModelError
 from witness.models import store
@@ -35,11 +34,9 @@ def converted(checkpoint, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def sample_partials(sample_call):
+def sample_partials(sample_audio):
     """Thirteen real 1.6 s mel partials from the sample call, (13, 160, 40) float32."""
-    audio, rate = (load_audio(sample_call / "sample.wav").samples, 16000)
-    assert rate == 16000
-    mel = ge2e_mel(audio)
+    mel = ge2e_mel(sample_audio)
     return np.stack([mel[s:s + 160] for s in range(650, 2850, 180)])
 
 

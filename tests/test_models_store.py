@@ -7,7 +7,6 @@ import hashlib
 import http.server
 import threading
 import time
-from pathlib import Path
 
 import pytest
 

