@@ -154,6 +154,12 @@ def test_a_second_death_fails_the_file_and_the_batch_goes_on(sample_call, models
                                   f"witness: {tmp_path / 'call.wav'}: {died.error}\n")
 
 
+def _hear_ctrl_c():
+    """A shell starts background jobs with SIGINT ignored, and the child would inherit that
+    (pytest run as `.ci/run &`); a terminal's foreground job hears Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("stop, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sample_call, models_dir, tmp_path):
     """The signal goes to the whole process group (as a terminal's Ctrl-C, or a service
@@ -167,7 +173,8 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sa
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, "-m", "witness", "batch", str(calls), "-o", str(out), "--format", "json",
                              "--models-dir", str(models_dir)], env=env, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_hear_ctrl_c)
     manifest = out / MANIFEST_NAME
     deadline = time.monotonic() + 600
     while not (manifest.exists() and manifest.read_text().count("\n") >= 1) and proc.poll() is None:
