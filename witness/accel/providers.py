@@ -43,7 +43,7 @@ class ProviderChoice:
 
     @property
     def short(self) -> str:
-        return next((k for k, v in NAMES.items() if v == self.provider), self.provider)
+        return _short(self.provider)
 
     def to_dict(self) -> dict[str, Any]:
         return {"provider": self.short, "reason": self.reason}
