@@ -1,4 +1,5 @@
-"""Files written so that nobody ever sees half of one, and files hashed in chunks.
+"""Files written so that nobody ever sees half of one, files hashed in chunks, and text
+inputs read with one clear error.
 
 Every output Witness writes (transcripts, converted models, manifests) goes through
 ``atomic_write``/``publish``: a temp file in the same folder, flushed, then renamed.
@@ -11,7 +12,20 @@ import os
 import tempfile
 from pathlib import Path
 
+from witness.errors import InputError
+
 CHUNK = 1 << 20
+
+
+def read_input_text(path: str | Path, kind: str) -> str:
+    """A user-given text file (``kind`` names it in errors: "RTTM", "STM"...); InputError
+    naming the file when it is missing, unreadable or not UTF-8."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {kind} ({exc.__class__.__name__}: {exc})", path) from None
 
 
 def sha256_file(path: str | Path) -> str:

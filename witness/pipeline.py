@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from witness.audio import Audio
 from witness.errors import InputError
-from witness.fileio import sha256_file
+from witness.fileio import read_input_text, sha256_file
 from witness.merge import MergeOptions, exclusive_turns, merge, speaker_order
 from witness.transcript import AudioMeta, Transcript, Turn, Word
 
@@ -63,9 +63,7 @@ def read_words(path: str | Path) -> list[Word]:
     """Words from a witness transcript JSON, or from a JSON list of
     ``{"start", "end", "text", "probability"?}`` objects (speakers are ignored)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read words ({exc})", path) from None
+        data = json.loads(read_input_text(path, "words"))
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON (line {exc.lineno}: {exc.msg})", path) from None
     if isinstance(data, dict):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterable
 
 from witness.errors import InputError
+from witness.fileio import read_input_text
 from witness.transcript import Turn
 
 
@@ -38,11 +39,7 @@ def parse_rttm(text: str, source: str | None = None) -> dict[str, list[Turn]]:
 
 def read_rttm(path: str | Path) -> dict[str, list[Turn]]:
     """Turns per file id from an RTTM file (InputError when unreadable or malformed)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read RTTM ({exc.__class__.__name__}: {exc})", path) from None
-    return parse_rttm(text, str(path))
+    return parse_rttm(read_input_text(path, "RTTM"), str(path))
 
 
 def format_rttm(turns: Iterable[Turn], file_id: str) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from witness.errors import InputError
+from witness.fileio import read_input_text
 
 SCHEMA = "witness.transcript"
 SCHEMA_VERSION = 1
@@ -235,10 +236,5 @@ def speakers_in_order(labels: Iterable[str | None]) -> tuple[str, ...]:
 def read_transcript(path: str | Path) -> Transcript:
     """A transcript from a witness JSON file (InputError naming the file when it is
     missing, unreadable, malformed or of another schema version)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read transcript ({exc.__class__.__name__}: {exc})", path) from None
+    text = read_input_text(path, "transcript")
     return Transcript.from_json(text, str(path))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from witness.errors import InputError
+from witness.fileio import read_input_text
 from witness.evaluate.der import DerResult, combine, diarization_error
 from witness.evaluate.regions import Interval
 from witness.rttm import read_rttm
@@ -64,12 +65,7 @@ def read_rttm_set(path: str | Path) -> dict[str, list[Turn]]:
 
 def read_uem(path: str | Path) -> dict[str, list[Interval]]:
     """Scored regions per file id from a UEM file (``<file-id> <channel> <start> <end>`` lines)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read UEM ({exc.__class__.__name__}: {exc})", path) from None
+    text = read_input_text(path, "UEM")
     regions: dict[str, list[Interval]] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()

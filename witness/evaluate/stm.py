@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from witness.errors import InputError
+from witness.fileio import read_input_text
 from witness.transcript import Word
 
 IGNORE = "ignore_time_segment_in_scoring"
@@ -56,12 +57,7 @@ def parse_stm(text: str, source: str | None = None) -> list[StmSegment]:
 
 def read_stm(path: str | Path) -> list[StmSegment]:
     """Segments of an STM file (InputError when unreadable, malformed or empty)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read STM ({exc.__class__.__name__}: {exc})", path) from None
+    text = read_input_text(path, "STM")
     segments = parse_stm(text, str(path))
     if not segments:
         raise InputError("no STM segments found", path)
