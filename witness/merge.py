@@ -1,7 +1,7 @@
 """The merge rule: words × speaker turns → utterances. This is the one place it lives.
 
 1. **Assign.** Each word goes to the speaker whose turns overlap it the longest in total
-   (as WhisperX does, but with sorted arrays and ``searchsorted``). A word that overlaps no
+   (as WhisperX does, but by bisection over the sorted turns). A word that overlaps no
    turn goes to the nearest turn when it lies within ``gap_tolerance`` seconds of it;
    otherwise its speaker is None ("unattributed"): it is kept, never dropped.
 2. **Repair boundaries.** Word and turn edges disagree by a few hundred milliseconds, so
@@ -21,10 +21,10 @@ spans two speakers is split between them.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from typing import Sequence
-
-import numpy as np
 
 from witness.transcript import Turn, Utterance, Word, speakers_in_order
 
@@ -78,13 +78,13 @@ def _assign(words: Sequence[Word], turns: Sequence[Turn], gap_tolerance: float) 
     if not turns:
         return [None] * len(words), [False] * len(words)
     turns = sorted(turns, key=lambda t: (t.start, t.end))
-    starts = np.array([t.start for t in turns])
-    ends = np.maximum.accumulate(np.array([t.end for t in turns]))  # sorted, for searchsorted
+    starts = [t.start for t in turns]
+    ends = list(accumulate((t.end for t in turns), max))  # running latest end: sorted, for bisection
     labels: list[str | None] = []
     heard: list[bool] = []
     for word in words:
-        first = int(np.searchsorted(ends, word.start, side="left"))
-        last = int(np.searchsorted(starts, word.end, side="right"))
+        first = bisect_left(ends, word.start)
+        last = bisect_right(starts, word.end)
         overlap: dict[str, float] = {}
         for t in turns[first:last]:
             shared = min(t.end, word.end) - max(t.start, word.start)
@@ -109,8 +109,8 @@ def _best(overlap: dict[str, float], candidates: Sequence[Turn], word: Word) -> 
     return tied[0]
 
 
-def _nearest(turns: Sequence[Turn], starts: np.ndarray, word: Word, tolerance: float) -> str | None:
-    i = int(np.searchsorted(starts, word.start))
+def _nearest(turns: Sequence[Turn], starts: list[float], word: Word, tolerance: float) -> str | None:
+    i = bisect_left(starts, word.start)
     best, distance = None, tolerance
     for t in turns[max(0, i - 8) : i + 1]:  # earlier turns can end late: look back a little
         gap = max(t.start - word.end, word.start - t.end, 0.0)
