@@ -17,10 +17,10 @@ def test_help_lists_every_command():
         assert command in result.stdout
 
 
-def test_help_loads_neither_engine():
+def test_help_loads_neither_engine_nor_numpy():
     code = ("import sys; from click.testing import CliRunner; from witness.cli import main; "
             "CliRunner().invoke(main, ['--help']); CliRunner().invoke(main, ['transcribe', '--help']); CliRunner().invoke(main, ['batch', '--help']); "
-            "print([m for m in ('onnxruntime', '_pywhispercpp', 'av', 'scipy') if m in sys.modules])")
+            "print([m for m in ('onnxruntime', '_pywhispercpp', 'av', 'scipy', 'numpy') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from witness.asr.whisper import WhisperOptions
+from witness.asr.options import WhisperOptions
 from witness.diarize.config import GE2E_CLUSTERING, WESPEAKER_CLUSTERING
 from witness.errors import InputError
 from witness.merge import MergeOptions

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from witness.accel.providers import ProviderChoice
-from witness.asr.whisper import WhisperOptions
+from witness.asr.options import WhisperOptions
 from witness.config import DiarizationSettings
 from witness.transcript import Turn, Word
 

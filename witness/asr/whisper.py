@@ -15,7 +15,6 @@ Long audio is handed over in pieces of at most ``chunk_seconds`` (views, not cop
 from __future__ import annotations
 
 import logging
-import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ import numpy as np
 
 from witness.asr.backend import AsrBackendInfo, backend_info
 from witness.asr.chunks import chunk_spans
+from witness.asr.options import WhisperOptions
 from witness.asr.words import Piece, is_annotation, join_words
 from witness.errors import InputError, ModelError
 from witness.models.ggml import GgmlInfo, WhisperHparams, inspect_ggml
@@ -34,97 +34,8 @@ from witness.transcript import Word
 log = logging.getLogger(__name__)
 
 SAMPLE_RATE = 16000
-TIMESTAMP_MODES = ("token", "dtw")
-WINDOW_SECONDS = 30.0  # Whisper's decoding window
 Progress = Callable[[str, int, int], None]
 _LOG_ERROR = 4  # ggml_log_level GGML_LOG_LEVEL_ERROR
-
-
-@dataclass(frozen=True)
-class WhisperOptions:
-    """How to decode. Defaults follow whisper.cpp's, except where noted.
-
-    language: ISO code, or "auto" to detect it (English-only models always use "en").
-    initial_prompt: text that conditions the first window (names, spelling).
-    threads: CPU threads; 0 means min(4, CPU count).
-    beam_size: 1 = greedy (whisper.cpp's default); > 1 = beam search of that width.
-    best_of: candidates sampled at each fallback temperature (greedy only), 5.
-    temperature, temperature_increment: start at 0.0 and retry a window at +0.2 up to 1.0
-        when it fails the entropy or log-probability check (whisper's fallback).
-    no_speech_threshold 0.6, logprob_threshold -1.0: a window whose no-speech probability is
-        above 0.6 and whose mean token log-probability is below -1.0 is skipped as silence.
-    entropy_threshold 2.4: a window whose token entropy is below this is a repetition loop
-        and is decoded again hotter.
-    suppress_blank: never start with a blank. suppress_non_speech_tokens: whisper.cpp's
-        suppress_nst, off: with it on, tiny.en wrote "." for faint noise and "♪♪" for tones,
-        while with it off Whisper marks them ("[BLANK_AUDIO]"), which we drop.
-    condition_on_previous_text: feed each window the previous text (off, as in whisper.cpp:
-        it is what lets one hallucination repeat for minutes).
-    max_initial_timestamp: latest first timestamp of a window, seconds (1.0).
-    timestamps: "dtw" (default) or "token". On the sample call, word edges against the human
-        utterance edges were off by 0.31 s (start) / 0.33 s (end) on average with DTW and by
-        1.16 s / 0.93 s with whisper.cpp's token timestamps, which start each segment's
-        first word where the previous segment ended; DTW costs ~1.5x the CPU time
-        (scripts/asr_accuracy.py, scripts/asr_speed.py).
-    without_timestamps: decode without Whisper's segment timestamp tokens (off). Word times
-        then come from DTW or token probabilities alone, and the audio goes to whisper.cpp
-        in pieces of at most 30 s cut at quiet moments (one decoding window each), so a
-        window can never be re-decoded after a mispredicted timestamp: on the sample call
-        base's WER went from 53% to 21% (repeats gone) while tiny.en's went from 16% to 20%.
-    keep_annotations: keep "[BLANK_AUDIO]", "(music)" and the like as words (off).
-    chunk_seconds: longest piece handed to whisper.cpp at once (600 s): bounds its memory.
-    use_gpu, gpu_device: use a GPU backend when the build has one (on), and which.
-    flash_attention: on, unless timestamps is "dtw" (whisper.cpp cannot do DTW with it).
-    """
-
-    language: str = "auto"
-    initial_prompt: str = ""
-    threads: int = 0
-    beam_size: int = 1
-    best_of: int = 5
-    temperature: float = 0.0
-    temperature_increment: float = 0.2
-    no_speech_threshold: float = 0.6
-    logprob_threshold: float = -1.0
-    entropy_threshold: float = 2.4
-    suppress_blank: bool = True
-    suppress_non_speech_tokens: bool = False
-    condition_on_previous_text: bool = False
-    max_initial_timestamp: float = 1.0
-    timestamps: str = "dtw"
-    without_timestamps: bool = False
-    keep_annotations: bool = False
-    chunk_seconds: float = 600.0
-    use_gpu: bool = True
-    gpu_device: int = 0
-    flash_attention: bool = True
-
-    def __post_init__(self) -> None:
-        if self.timestamps not in TIMESTAMP_MODES:
-            raise ValueError(f"timestamps must be one of {TIMESTAMP_MODES}, not {self.timestamps!r}")
-        for name in ("threads", "gpu_device"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
-        for name in ("beam_size", "best_of"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, not {getattr(self, name)}")
-        if not 0.0 <= self.temperature <= 1.0 or self.temperature_increment < 0:
-            raise ValueError("temperature must be in [0, 1] and temperature_increment >= 0")
-        if self.chunk_seconds and self.chunk_seconds < 30:
-            raise ValueError(f"chunk_seconds must be 0 (no chunking) or >= 30, not {self.chunk_seconds}")
-
-    @property
-    def effective_flash_attention(self) -> bool:
-        return self.flash_attention and self.timestamps != "dtw"
-
-    @property
-    def effective_chunk_seconds(self) -> float:
-        """Longest piece per whisper_full call: one 30 s window when decoding without timestamps."""
-        return WINDOW_SECONDS if self.without_timestamps else self.chunk_seconds
-
-    @property
-    def effective_threads(self) -> int:
-        return self.threads or min(4, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)

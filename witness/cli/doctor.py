@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import click
-import numpy as np
 
 from witness.cli.options import apply_engine_options, engine_options
 from witness.config import Settings, load_settings
@@ -58,9 +57,9 @@ def _whisper_probe(settings: Settings) -> dict:
     here), transcribe a second of silence, and report where it ran."""
     from witness.engines import AsrSettings, asr_engine
     from witness.errors import WitnessError
-    from witness.workers import Job, SharedAudio, Worker
+    from witness.workers import Job, Worker
 
-    audio = SharedAudio.create(np.zeros(16000, dtype=np.float32))
+    audio = _silence(1.0)
     asr = AsrSettings(settings.asr.model, settings.whisper, settings.models.dir or None, offline=True)
     try:
         with Worker("asr", asr_engine, (asr,)) as worker:
@@ -127,7 +126,7 @@ def warmup(config_file, no_diarize, **engine):
     """
     from witness.models.whisper_models import resolve_model
     from witness.orchestrate import find_devices
-    from witness.workers import Job, SharedAudio, Worker
+    from witness.workers import Job, Worker
 
     settings = apply_engine_options(load_settings(config_file), **engine)
     resolved = resolve_model(settings.asr.model, settings.models.dir or None, offline=settings.models.offline)
@@ -135,7 +134,7 @@ def warmup(config_file, no_diarize, **engine):
     if no_diarize:
         return
     devices = find_devices(settings)
-    audio = SharedAudio.create(np.zeros(16000 * 12, dtype=np.float32))
+    audio = _silence(12.0)
     try:
         with Worker("diarization", _open_sessions, (settings, devices.segmentation, devices.embedding)) as worker:
             providers = worker.run(Job("warmup", audio))
@@ -143,6 +142,15 @@ def warmup(config_file, no_diarize, **engine):
         audio.unlink()
     for role, provider in providers.items():
         click.echo(f"{role} model ready on {provider}")
+
+
+def _silence(seconds: float):
+    """Silent audio in shared memory for a probe run (numpy loads here, not at start-up)."""
+    import numpy as np
+
+    from witness.workers import SharedAudio
+
+    return SharedAudio.create(np.zeros(round(16000 * seconds), dtype=np.float32))
 
 
 def _open_sessions(settings: Settings, segmentation, embedding):
@@ -154,7 +162,7 @@ def _open_sessions(settings: Settings, segmentation, embedding):
     providers = diarizer.open_sessions()
 
     def run(samples, progress):
-        diarizer.run(np.asarray(samples), bounds)
+        diarizer.run(samples, bounds)
         return providers
 
     return run
