@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from witness.accel.providers import ProviderChoice
+from witness.accel.providers import ProviderChoice, short_name
 from witness.asr.options import WhisperOptions
 from witness.config import DiarizationSettings
 from witness.transcript import Turn, Word
@@ -106,15 +106,11 @@ def build_diarizer(settings: DiarizationSettings, models_dir: str | None = None,
     return diarizer, bounds
 
 
-def _short(provider: str) -> str:
-    return provider.removesuffix("ExecutionProvider").lower()
-
-
 def diarization_engine(job: DiarizationJobSettings) -> Callable[[np.ndarray, Progress | None], DiarizationResult]:
     """Resolve the models once; the returned callable diarizes one file's samples."""
     diarizer, bounds = build_diarizer(job.settings, job.models_dir, job.offline, job.segmentation, job.embedding)
     models = diarizer.models
-    providers = {role: _short(p) for role, p in diarizer.open_sessions().items()}  # after any fallback
+    providers = {role: short_name(p) for role, p in diarizer.open_sessions().items()}  # after any fallback
 
     def run(samples: np.ndarray, progress: Progress | None = None) -> DiarizationResult:
         start = time.perf_counter()

@@ -43,7 +43,7 @@ class ProviderChoice:
 
     @property
     def short(self) -> str:
-        return _short(self.provider)
+        return short_name(self.provider)
 
     def to_dict(self) -> dict[str, Any]:
         return {"provider": self.short, "reason": self.reason}
@@ -66,7 +66,7 @@ def choose_provider(role: str, requested: str = "auto", available: Sequence[str]
         if wanted in available:
             return ProviderChoice(role, wanted, f"{requested} requested", device_id)
         return ProviderChoice(role, CPU, f"{requested} requested but this onnxruntime build offers only "
-                              f"{', '.join(_short(p) for p in available)}; {INSTALL_HINT}", device_id)
+                              f"{', '.join(short_name(p) for p in available)}; {INSTALL_HINT}", device_id)
     best = next((p for p in PREFERENCE if p in available), CPU)
     if best == MIGRAPHX and role in CPU_ON_MIGRAPHX:
         return ProviderChoice(role, CPU, "MIGraphX compiles its dynamic input for minutes; cheap on the CPU",
@@ -77,7 +77,8 @@ def choose_provider(role: str, requested: str = "auto", available: Sequence[str]
 INSTALL_HINT = "see the README (GPU set-up) for the onnxruntime wheel your GPU needs"
 
 
-def _short(provider: str) -> str:
+def short_name(provider: str) -> str:
+    """"cuda" for CUDAExecutionProvider: the names --device takes and transcripts show."""
     return next((k for k, v in NAMES.items() if v == provider), provider)
 
 
@@ -113,7 +114,7 @@ def open_session(path: str | Path, choice: ProviderChoice, threads: int = 0,
         else:
             session = make()
     except Exception as exc:  # provider libraries raise their own exception types
-        _warn_fallback(choice, path, _first_line(exc))
+        _warn_fallback(choice, path, first_line(exc))
         return make(providers=[CPU])
     if session.get_providers()[0] != choice.provider:
         _warn_fallback(choice, path, "the provider did not load (missing GPU libraries?)")
@@ -130,15 +131,11 @@ def _migraphx_cached(path, static_shapes, make):
     return mc.open_cached(key, Path(path).name, lambda options: make(dict(options)))
 
 
-def session_provider(session) -> str:
-    """The provider a session actually runs on (its first one)."""
-    return session.get_providers()[0]
-
-
 def _warn_fallback(choice: ProviderChoice, path, reason: str) -> None:
-    log.warning("%s could not run %s (%s); running it on the CPU", _short(choice.provider), Path(path).name, reason)
+    log.warning("%s could not run %s (%s); running it on the CPU", short_name(choice.provider), Path(path).name, reason)
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """An exception as one short line, for one-line errors and warnings."""
     text = str(exc).strip()
     return (text.splitlines()[0] if text else type(exc).__name__)[:200]

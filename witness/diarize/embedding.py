@@ -30,7 +30,7 @@ from witness.accel.providers import MIGRAPHX
 from witness.diarize.features import (
     FBANK_FRAME, FBANK_HOP, GE2E_HOP, GE2E_N_MELS, SAMPLE_RATE, finite_audio, frame_energy, ge2e_frames,
     ge2e_mel_of_frames, kaldi_fbank, mean_normalise)
-from witness.diarize.onnx_session import CPU, LazySession
+from witness.diarize.onnx_session import CPU, LazySession, as_choice
 
 EMBEDDING_DIM = 256
 TARGET_DBFS = -30.0
@@ -115,12 +115,11 @@ class GE2EEmbedder:
 
     def __init__(self, path: str | Path, providers: Sequence[Any] = CPU, batch_size: int | None = None,
                  threads: int = 1, options: Ge2eOptions = Ge2eOptions()):
-        self.session = LazySession(path, providers, threads)
-        self.static = self.session.choice.provider == MIGRAPHX
+        choice = as_choice(providers)
+        self.static = choice.provider == MIGRAPHX
         self.batch_size = batch_size or (8 if self.static else 64)
-        if self.static:
-            shape = (self.batch_size, options.partial_frames, GE2E_N_MELS)
-            self.session = LazySession(path, providers, threads, static_shapes=(("mels", shape),))
+        shape = (self.batch_size, options.partial_frames, GE2E_N_MELS)
+        self.session = LazySession(path, choice, threads, static_shapes=(("mels", shape),) if self.static else None)
         self.options = options
         self.min_clean_seconds = options.min_clean_seconds
         self.partials_embedded = 0  # running count, for measurements

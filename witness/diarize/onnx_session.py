@@ -12,13 +12,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from witness.accel.providers import ProviderChoice, open_session
+from witness.accel.providers import ProviderChoice, first_line, open_session
 from witness.errors import ModelError
 
 CPU = ("CPUExecutionProvider",)
 
 
-def _as_choice(providers: ProviderChoice | Sequence[Any]) -> ProviderChoice:
+def as_choice(providers: ProviderChoice | Sequence[Any]) -> ProviderChoice:
+    """A ProviderChoice as is, or one for the first of provider names (or (name, options) pairs)."""
     if isinstance(providers, ProviderChoice):
         return providers
     first = providers[0] if providers else "CPUExecutionProvider"
@@ -37,7 +38,7 @@ class LazySession:
     def __init__(self, path: str | Path, providers: ProviderChoice | Sequence[Any] = CPU, threads: int = 0,
                  static_shapes: tuple[tuple[str, tuple[int, ...]], ...] | None = None):
         self.path = Path(path)
-        self.choice = _as_choice(providers)
+        self.choice = as_choice(providers)
         self.threads = int(threads)
         self.static_shapes = static_shapes
         self._session = None
@@ -62,15 +63,11 @@ class LazySession:
         try:
             return open_session(self.path, self.choice, self.threads, self.static_shapes)
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidProtobuf types
-            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ModelError(f"cannot load the model ({first_line}); delete it and fetch it again",
+            raise ModelError(f"cannot load the model ({first_line(exc)}); delete it and fetch it again",
                              self.path) from None
 
     def input_names(self) -> list[str]:
         return [i.name for i in self.session.get_inputs()]
-
-    def output_names(self) -> list[str]:
-        return [o.name for o in self.session.get_outputs()]
 
     def run(self, feeds: dict[str, np.ndarray], outputs: Sequence[str] | None = None) -> list[np.ndarray]:
         return self.session.run(None if outputs is None else list(outputs), feeds)
