@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,12 +19,10 @@ from typing import Any, Callable, Iterable, Iterator
 from witness.accel.providers import ProviderChoice, available_providers, choose_provider
 from witness.accel.vram import GpuMemory, free_vram, probe_gpus
 from witness.asr.backend import gpu_backend_libraries
-from witness.audio import decode_to_file
 from witness.config import Settings
 from witness.engines import AsrSettings, DiarizationJobSettings, asr_engine, diarization_engine
-from witness.fileio import sha256_file
 from witness.flow import FileJob, FileResult, Flow, default_jobs
-from witness.pipeline import assemble
+from witness.pipeline import assemble, audio_meta
 from witness.plan import EngineDevices, Plan, make_plan
 from witness.transcript import AudioMeta, Transcript
 from witness.workers import SharedAudio, Worker
@@ -33,7 +30,6 @@ from witness.workers import SharedAudio, Worker
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]
-SAMPLE_RATE = 16000
 
 
 @dataclass(frozen=True)
@@ -129,17 +125,8 @@ class Orchestrator:
     def decode(self, path: str, sha256: str = "") -> tuple[AudioMeta, SharedAudio]:
         """``path`` decoded into shared memory (/dev/shm when there is one); InputError for
         bad audio. ``sha256`` of the file when the caller has it (else computed)."""
-        folder = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-        fd, raw = tempfile.mkstemp(prefix="witness-audio-", suffix=".f32", dir=folder)
-        os.close(fd)
-        try:
-            info, length = decode_to_file(path, raw)
-        except BaseException:
-            os.unlink(raw)
-            raise
-        meta = AudioMeta(path=str(path), duration=round(length / SAMPLE_RATE, 6), sha256=sha256 or sha256_file(path),
-                         sample_rate=info.source_rate, channels=info.channels)
-        return meta, SharedAudio(raw, length)
+        info, audio = SharedAudio.decode(path)
+        return audio_meta(info, audio.length, sha256), audio
 
     def transcript(self, meta: AudioMeta, results: dict[str, Any], timings: dict[str, float]) -> Transcript:
         """Merge the engines' ``results`` (by engine name) into the file's Transcript;

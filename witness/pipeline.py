@@ -10,20 +10,22 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from witness.audio import Audio
+from witness.audio import SAMPLE_RATE, AudioInfo
 from witness.errors import InputError
 from witness.fileio import read_input_text, sha256_file
 from witness.merge import MergeOptions, exclusive_turns, merge, speaker_order
 from witness.transcript import AudioMeta, Transcript, Turn, Word
 
 
-def audio_meta(audio: Audio) -> AudioMeta:
+def audio_meta(info: AudioInfo, length: int, sha256: str = "") -> AudioMeta:
+    """What the transcript says of its audio: ``length`` decoded samples of ``info``'s file,
+    whose ``sha256`` is computed unless the caller has it."""
     return AudioMeta(
-        path=audio.info.path,
-        duration=round(audio.duration, 6),
-        sha256=sha256_file(audio.info.path),
-        sample_rate=audio.info.source_rate,
-        channels=audio.info.channels,
+        path=info.path,
+        duration=round(length / SAMPLE_RATE, 6),
+        sha256=sha256 or sha256_file(info.path),
+        sample_rate=info.source_rate,
+        channels=info.channels,
     )
 
 

@@ -18,11 +18,14 @@ import signal
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from witness.errors import WitnessError
+
+if TYPE_CHECKING:
+    from witness.audio import AudioInfo
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,14 @@ class WorkerDied(WitnessError):
         super().__init__(f"the {name} worker died ({how}) while working on it", job or None)
 
 
+def _new_samples_file() -> str:
+    """An empty file for decoded samples: in /dev/shm (memory) where there is one."""
+    folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    fd, path = tempfile.mkstemp(prefix="witness-audio-", suffix=".f32", dir=folder)
+    os.close(fd)
+    return path
+
+
 @dataclass(frozen=True)
 class SharedAudio:
     """A read-only view of decoded samples that any process can map: (length,) float32."""
@@ -50,11 +61,24 @@ class SharedAudio:
 
     @classmethod
     def create(cls, samples: np.ndarray) -> "SharedAudio":
-        folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-        fd, path = tempfile.mkstemp(prefix="witness-audio-", suffix=".f32", dir=folder)
-        with os.fdopen(fd, "wb") as f:
+        path = _new_samples_file()
+        with open(path, "wb") as f:
             np.asarray(samples, dtype=np.float32).tofile(f)
         return cls(path, int(len(samples)))
+
+    @classmethod
+    def decode(cls, source: str | Path) -> tuple[AudioInfo, "SharedAudio"]:
+        """``source`` decoded straight into shared memory (it is never whole in this
+        process); InputError for bad audio, and nothing left behind."""
+        from witness.audio import decode_to_file
+
+        path = _new_samples_file()
+        try:
+            info, length = decode_to_file(source, path)
+        except BaseException:
+            os.unlink(path)
+            raise
+        return info, cls(path, length)
 
     def open(self) -> np.ndarray:
         if self.length == 0:

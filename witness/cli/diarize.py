@@ -116,7 +116,7 @@ def _one_file(path: Path, diarizer, bounds, fmt: str, output_dir: Path | None, o
              out.embedding, out.timings.get("total", 0.0))
     engine = {"path": out.path, "embedding": out.embedding, "segmentation": _name(diarizer.models.segmentation),
               "speakers_found": out.found_speakers, "capped": out.capped}
-    transcript = pipeline.assemble(pipeline.audio_meta(audio), [], out.turns, out.exclusive_turns,
+    transcript = pipeline.assemble(pipeline.audio_meta(audio.info, len(audio.samples)), [], out.turns, out.exclusive_turns,
                                    engines={"diarization": engine}, timings=dict(out.timings))
     if paths:
         write_outputs(transcript, paths)

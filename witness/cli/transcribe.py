@@ -95,7 +95,8 @@ class _Run:
 
         check_outputs_free(paths, overwrite)
         if self.words_file is not None:
-            meta = pipeline.audio_meta(_load(path))
+            audio = _load(path)
+            meta = pipeline.audio_meta(audio.info, len(audio.samples))
             words = pipeline.read_words(self.words_file)
         else:
             with StatusLine(path.name, self.show_progress) as status:
