@@ -33,9 +33,9 @@ from witness.errors import InputError
 from witness.fileio import sha256_file
 from witness.flow import FileJob, FileResult
 from witness.manifest import MANIFEST_NAME, Manifest, ManifestRow
+from witness.progress import Progress
 from witness.writers import write_outputs
 
-Progress = Callable[[str, int, int], None]
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 # What a folder is searched for (case-insensitive); files named on the command line, or

@@ -18,9 +18,9 @@ import numpy as np
 from witness.accel.providers import ProviderChoice, short_name
 from witness.asr.options import WhisperOptions
 from witness.config import DiarizationSettings
+from witness.progress import Progress
 from witness.transcript import Turn, Word
 
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)

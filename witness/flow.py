@@ -19,15 +19,15 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Protocol
+from typing import Any, Iterable, Iterator, Protocol
 
 from witness.errors import InputError, WitnessError
+from witness.progress import Progress
 from witness.transcript import AudioMeta, Transcript
 from witness.workers import Event, Job, SharedAudio, Worker, WorkerDied, wait_any
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str, int, int], None]
 WAIT = 0.5  # s: longest sleep between looks at the workers (an event wakes the flow at once)
 
 

@@ -24,12 +24,12 @@ from witness.engines import AsrSettings, DiarizationJobSettings, asr_engine, dia
 from witness.flow import FileJob, FileResult, Flow, default_jobs
 from witness.pipeline import assemble, audio_meta
 from witness.plan import EngineDevices, Plan, make_plan
+from witness.progress import Progress
 from witness.transcript import AudioMeta, Transcript
 from witness.workers import SharedAudio, Worker
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)

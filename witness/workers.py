@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from witness.errors import WitnessError
+from witness.progress import Progress
 
 if TYPE_CHECKING:
     from witness.audio import AudioInfo
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str, int, int], None]
 PARENT_CHECK_SECONDS = 1.0  # how often an idle worker checks that its parent still lives
 CRASH_FOR_TESTS = "WITNESS_TEST_CRASH"  # "<worker name>[:<job number>]": that job dies of SIGKILL
 

@@ -29,12 +29,12 @@ from witness.asr.words import Piece, is_annotation, join_words
 from witness.errors import InputError, ModelError
 from witness.models.ggml import GgmlInfo, WhisperHparams, inspect_ggml
 from witness.models.whisper_catalogue import WhisperModel
+from witness.progress import Progress
 from witness.transcript import Word
 
 log = logging.getLogger(__name__)
 
 SAMPLE_RATE = 16000
-Progress = Callable[[str, int, int], None]
 _LOG_ERROR = 4  # ggml_log_level GGML_LOG_LEVEL_ERROR
 
 

@@ -45,11 +45,11 @@ from witness.diarize.stream import SegmentationStream
 from witness.diarize.vad import SileroVad, fixed_subwindows
 from witness.diarize.windows import Segmentations, SlidingWindow
 from witness.models.diarization_choice import DiarizationModels
+from witness.progress import Progress
 from witness.transcript import Turn
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str, int, int], None]
 
 PATH_SEGMENTATION = "segmentation"
 PATH_VAD = "vad-fallback"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import numpy as np
 
@@ -26,10 +26,10 @@ from witness.fileio import publish, temp_beside
 from witness.models import ggml
 from witness.models.ct2 import Ct2Model
 from witness.models.melfilters import mel_filters
+from witness.progress import Progress
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str, int, int], None]
 N_TEXT_TOKENS = 50257  # GPT-2 BPE ranks whisper.cpp stores (ids below its first special token)
 
 

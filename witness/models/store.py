@@ -25,10 +25,10 @@ from typing import Callable
 
 from witness.errors import ModelError
 from witness.fileio import publish, sha256_file, temp_beside
+from witness.progress import Progress
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str, int, int], None]  # (stage, completed, total) — bytes here
 CHUNK = 1 << 20
 
 

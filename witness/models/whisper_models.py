@@ -16,7 +16,6 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from witness.errors import ModelError
 from witness.fileio import sha256_file
@@ -25,10 +24,10 @@ from witness.models.ct2 import open_ct2
 from witness.models.ct2_to_ggml import convert
 from witness.models.ggml import GgmlInfo, inspect_ggml
 from witness.models.whisper_catalogue import CATALOGUE, Ct2Source, WhisperModel, lookup
+from witness.progress import Progress
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
