@@ -11,7 +11,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from witness.asr.options import WhisperOptions
 from witness.config import DiarizationSettings
 from witness.progress import Progress
 from witness.transcript import Turn, Word
+
+if TYPE_CHECKING:
+    from witness.diarize.pipeline import DiarizationOutput, Diarizer
 
 
 
@@ -106,23 +109,30 @@ def build_diarizer(settings: DiarizationSettings, models_dir: str | None = None,
     return diarizer, bounds
 
 
+def diarization_info(diarizer: Diarizer, out: DiarizationOutput, providers: dict[str, str] | None = None) -> dict:
+    """What a transcript records of a diarization run (its ``engines.diarization``)."""
+    segmentation = diarizer.models.segmentation
+    info = {
+        "segmentation": None if segmentation is None else Path(segmentation).name,
+        "embedding": out.embedding,
+        "path": out.path,
+        "speakers_found": out.found_speakers,
+        "capped": out.capped,
+    }
+    if providers is not None:
+        info["providers"] = providers
+    return info
+
+
 def diarization_engine(job: DiarizationJobSettings) -> Callable[[np.ndarray, Progress | None], DiarizationResult]:
     """Resolve the models once; the returned callable diarizes one file's samples."""
     diarizer, bounds = build_diarizer(job.settings, job.models_dir, job.offline, job.segmentation, job.embedding)
-    models = diarizer.models
     providers = {role: short_name(p) for role, p in diarizer.open_sessions().items()}  # after any fallback
 
     def run(samples: np.ndarray, progress: Progress | None = None) -> DiarizationResult:
         start = time.perf_counter()
         out = diarizer.run(samples, bounds, progress)
-        info = {
-            "segmentation": None if models.segmentation is None else Path(models.segmentation).name,
-            "embedding": out.embedding,
-            "path": out.path,
-            "providers": providers,
-            "speakers_found": out.found_speakers,
-            "capped": out.capped,
-        }
+        info = diarization_info(diarizer, out, providers)
         return DiarizationResult(out.turns, out.exclusive_turns, info, dict(out.timings), time.perf_counter() - start)
 
     return run

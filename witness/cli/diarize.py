@@ -106,6 +106,7 @@ def _settings(base: DiarizationSettings, **options) -> DiarizationSettings:
 def _one_file(path: Path, diarizer, bounds, fmt: str, output_dir: Path | None, overwrite: bool) -> None:
     from witness import pipeline
     from witness.audio import load_audio
+    from witness.engines import diarization_info
     from witness.writers import WRITERS, check_outputs_free, output_paths, write_outputs
 
     paths = output_paths(path, output_dir, [fmt]) if output_dir else []
@@ -114,8 +115,7 @@ def _one_file(path: Path, diarizer, bounds, fmt: str, output_dir: Path | None, o
     out = diarizer.run(audio.samples, bounds)
     log.info("%s: %d speakers (%s path, %s embeddings) in %.1f s", path, out.num_speakers, out.path,
              out.embedding, out.timings.get("total", 0.0))
-    engine = {"path": out.path, "embedding": out.embedding, "segmentation": _name(diarizer.models.segmentation),
-              "speakers_found": out.found_speakers, "capped": out.capped}
+    engine = diarization_info(diarizer, out)
     transcript = pipeline.assemble(pipeline.audio_meta(audio.info, len(audio.samples)), [], out.turns, out.exclusive_turns,
                                    engines={"diarization": engine}, timings=dict(out.timings))
     if paths:
@@ -124,5 +124,3 @@ def _one_file(path: Path, diarizer, bounds, fmt: str, output_dir: Path | None, o
         click.echo(WRITERS[fmt](transcript), nl=False)
 
 
-def _name(path: Path | None) -> str | None:
-    return None if path is None else Path(path).name
