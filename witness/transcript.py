@@ -96,6 +96,8 @@ class Transcript:
 
     def rename_speakers(self, names: Mapping[str, str]) -> "Transcript":
         """A copy with speaker labels replaced by ``names`` (labels not named stay)."""
+        if not names:
+            return self
 
         def rn(label: str | None) -> str | None:
             return names.get(label, label) if label is not None else None

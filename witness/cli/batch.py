@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from witness.cli.options import apply_engine_options, engine_options, parse_formats
+from witness.cli.options import apply_engine_options, config_option, engine_options, parse_formats
 from witness.cli.progress import BatchBar, enabled
 from witness.config import load_settings
 from witness.writers import WRITERS
@@ -44,8 +44,7 @@ Exit codes: 0 every file done, 2 some failed (listed at the end), 130 interrupte
 @click.option("--force", is_flag=True, help="Redo files already done, and replace outputs the batch did not write.")
 @click.option("-q", "--quiet", is_flag=True, help="Nothing on stderr but errors: no bar, no summary.")
 @engine_options
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="A TOML file of settings (see config/default.toml).")
+@config_option()
 @click.pass_context
 def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, config_file, no_diarize, **engine):
     """Transcribe every call in INPUTS (files, folders searched recursively for audio, globs)

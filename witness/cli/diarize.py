@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
+from witness.cli.options import check_speaker_bounds, config_option, for_each_file
 from witness.config import DiarizationSettings, load_settings
-from witness.errors import WitnessError
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +61,7 @@ def _positive(ctx: click.Context, param: click.Parameter, value):
               help="ONNX Runtime threads per model (default 1: segmentation and embeddings run "
                    "side by side on two cores), e.g. --threads 2.")
 @click.option("--overwrite", is_flag=True, help="Replace outputs that already exist.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="A TOML file of settings ([diarization] in config/default.toml).")
+@config_option("A TOML file of settings ([diarization] in config/default.toml).")
 @click.pass_context
 def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speakers, step, embedding,
             models_dir, threads, overwrite, config_file):
@@ -80,26 +79,14 @@ def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speaker
     from witness.engines import build_diarizer
 
     diarizer, bounds = build_diarizer(settings, str(models_dir or loaded.models.dir) or None, loaded.models.offline)
-    failed = 0
-    for path in files:
-        try:
-            _one_file(path, diarizer, bounds, fmt, output_dir, overwrite)
-        except WitnessError as exc:
-            if len(files) == 1 or ctx.find_root().params.get("debug"):
-                raise
-            click.echo(f"witness: {exc}", err=True)
-            failed += 1
-    if failed:
-        ctx.exit(2)
+    for_each_file(ctx, files, lambda path: _one_file(path, diarizer, bounds, fmt, output_dir, overwrite))
 
 
 def _settings(base: DiarizationSettings, **options) -> DiarizationSettings:
     """``base`` with every option given on the command line."""
     given = {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items() if v is not None}
     settings = replace(base, **given)
-    if settings.min_speakers and settings.max_speakers and settings.min_speakers > settings.max_speakers:
-        raise click.BadParameter(f"--min-speakers {settings.min_speakers} exceeds --max-speakers "
-                                 f"{settings.max_speakers}")
+    check_speaker_bounds(settings.min_speakers, settings.max_speakers)
     return settings
 
 

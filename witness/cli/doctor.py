@@ -4,18 +4,16 @@ fetch, convert and compile everything a run will need, before the first call."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
-from witness.cli.options import apply_engine_options, engine_options
+from witness.cli.options import apply_engine_options, config_option, engine_options
 from witness.config import Settings, load_settings
 
 @click.command()
 @engine_options
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON, for scripts.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="A TOML file of settings (see config/default.toml).")
+@config_option()
 def doctor(as_json, config_file, no_diarize, **engine):
     """Show GPUs and free VRAM, ONNX Runtime providers, whisper.cpp backends, cached
     models, and the plan Witness would choose for a 1-hour call, with its reasons.
@@ -110,8 +108,7 @@ def render(report: dict) -> str:
 
 @click.command()
 @engine_options
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="A TOML file of settings (see config/default.toml).")
+@config_option()
 def warmup(config_file, no_diarize, **engine):
     """Fetch, convert and compile what a run will need, so the first call starts at once.
 

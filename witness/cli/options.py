@@ -1,10 +1,40 @@
-"""Option parsers shared by the commands that write transcripts (transcribe, batch)."""
+"""What the commands share: options, their parsers, and the loop over FILE arguments."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Callable, Sequence
+
 import click
 
+from witness.errors import WitnessError
 from witness.writers import WRITERS
+
+
+def config_option(help_text: str = "A TOML file of settings (see config/default.toml)."):
+    return click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), help=help_text)
+
+
+def check_speaker_bounds(min_speakers: int | None, max_speakers: int | None) -> None:
+    if min_speakers and max_speakers and min_speakers > max_speakers:
+        raise click.BadParameter(f"--min-speakers {min_speakers} exceeds --max-speakers {max_speakers}")
+
+
+def for_each_file(ctx: click.Context, files: Sequence[Path], work: Callable[[Path], None]) -> None:
+    """``work(path)`` for each file. A single file's error goes up (one line, its exit
+    code); with several, a bad file is reported in one line, the others still run, and the
+    command exits 2 at the end. ``--debug`` lets every error go up."""
+    failed = 0
+    for path in files:
+        try:
+            work(path)
+        except WitnessError as exc:
+            if len(files) == 1 or ctx.find_root().params.get("debug"):
+                raise
+            click.echo(f"witness: {exc}", err=True)
+            failed += 1
+    if failed:
+        ctx.exit(2)
 
 
 def parse_formats(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
@@ -79,9 +109,7 @@ def apply_engine_options(settings, model=None, language=None, num_speakers=None,
             s = replace(s, whisper=replace(s.whisper, use_gpu=False))
     if diar:
         s = replace(s, diarization=replace(s.diarization, **diar))
-    d = s.diarization
-    if d.min_speakers and d.max_speakers and d.min_speakers > d.max_speakers:
-        raise click.BadParameter(f"--min-speakers {d.min_speakers} exceeds --max-speakers {d.max_speakers}")
+    check_speaker_bounds(s.diarization.min_speakers, s.diarization.max_speakers)
     plan = {k: v for k, v in (("mode", None if serial is None else ("serial" if serial else "parallel")),
                               ("min_free_vram_gib", min_free_vram), ("threads", threads)) if v is not None}
     if plan:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from witness.cli.options import apply_engine_options, engine_options, parse_formats, parse_speaker_names
+from witness.cli.options import (
+    apply_engine_options, config_option, engine_options, for_each_file, parse_formats, parse_speaker_names)
 from witness.cli.progress import StatusLine, enabled
 from witness.config import load_settings
-from witness.errors import WitnessError
 from witness.writers import WRITERS, check_outputs_free, output_paths, write_outputs
 
 log = logging.getLogger(__name__)
@@ -46,8 +45,7 @@ Examples:
                    "instead of running Whisper. Debugs the merge.")
 @click.option("--turns", "turns_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Take speaker turns from this RTTM instead of running diarization.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="A TOML file of settings (see config/default.toml).")
+@config_option()
 @click.pass_context
 def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, words_file, turns_file, config_file,
                no_diarize, **engine):
@@ -62,22 +60,15 @@ def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, words_
     if output_dir is None and len(formats) > 1:
         raise click.BadParameter("several formats need -o DIR (stdout takes one)", param_hint="--format")
     run = _Run(settings, not no_diarize, words_file, turns_file, enabled(ctx), keep_workers=len(files) > 1)
-    failed = 0
+
+    def one_file(path: Path) -> None:
+        transcript = run.transcript(path, output_paths(path, output_dir, formats) if output_dir else [], overwrite)
+        _emit(transcript.rename_speakers(speaker_names), path, files, output_dir, formats)
+
     try:
-        for path in files:
-            try:
-                transcript = run.transcript(path, output_paths(path, output_dir, formats) if output_dir else [], overwrite)
-            except WitnessError as exc:
-                if len(files) == 1 or ctx.find_root().params.get("debug"):
-                    raise
-                click.echo(f"witness: {exc}", err=True)
-                failed += 1
-                continue
-            _emit(transcript.rename_speakers(speaker_names), path, files, output_dir, formats)
+        for_each_file(ctx, files, one_file)
     finally:
         run.close()
-    if failed:
-        ctx.exit(2)
 
 
 class _Run:
@@ -103,7 +94,7 @@ class _Run:
                 engines = self._engines().transcribe(path, status)
             if self.turns_file is None:
                 return engines
-            meta, words = engines.audio, [replace(w, speaker=None) for w in engines.words]
+            meta, words = engines.audio, engines.words  # their speakers are replaced by the merge
         turns = None if self.turns_file is None else self._turns(path)
         return pipeline.assemble(meta, words, turns, options=self.settings.merge)
 
