@@ -6,8 +6,8 @@ import pytest
 
 from witness.plan import GIB, EngineDevices, PlanOptions, make_plan
 
-BOTH_GPU = EngineDevices(asr_gpu=True, asr_device="vulkan: Radeon", diarization={"embedding": "migraphx"}, diarization_gpu=True)
-BOTH_CPU = EngineDevices(asr_gpu=False, asr_device="cpu")
+BOTH_GPU = EngineDevices(asr_gpu=True, diarization_gpu=True)
+BOTH_CPU = EngineDevices(asr_gpu=False)
 
 
 def test_short_vram_means_serial():

@@ -44,8 +44,6 @@ class Devices:
     def for_plan(self) -> EngineDevices:
         return EngineDevices(
             asr_gpu=self.asr_gpu_backend is not None,
-            asr_device=self.asr_gpu_backend or "cpu",
-            diarization={"segmentation": self.segmentation.short, "embedding": self.embedding.short},
             diarization_gpu=self.segmentation.on_gpu or self.embedding.on_gpu,
         )
 

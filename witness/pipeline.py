@@ -7,6 +7,7 @@ the engines themselves are run by ``witness.orchestrate``.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -15,6 +16,8 @@ from witness.errors import InputError
 from witness.fileio import read_input_text, sha256_file
 from witness.merge import MergeOptions, exclusive_turns, merge, speaker_order
 from witness.transcript import AudioMeta, Transcript, Turn, Word
+
+log = logging.getLogger(__name__)
 
 
 def audio_meta(info: AudioInfo, length: int, sha256: str = "") -> AudioMeta:
@@ -49,6 +52,8 @@ def assemble(
         exclusive = tuple(exclusive) if exclusive is not None else exclusive_turns(turns)
         result = merge(words, exclusive, options)
         speakers = speaker_order(turns, result.words)
+        log.info("%s: %d words on %d speakers; boundary repair moved %d, %d unattributed", meta.path,
+                 len(result.words), len(speakers), result.repaired, result.unattributed)
     return Transcript(
         audio=meta,
         utterances=result.utterances,

@@ -5,7 +5,7 @@ machine, so every decision is testable with injected probes and explained in ``r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 GIB = 1 << 30
@@ -24,11 +24,9 @@ class PlanOptions:
 
 @dataclass(frozen=True)
 class EngineDevices:
-    """Where each engine will run: whisper.cpp's backend and each ONNX model's provider."""
+    """Whether each engine runs on a GPU (whisper.cpp's backend; any ONNX model's provider)."""
 
     asr_gpu: bool
-    asr_device: str  # e.g. "cpu", "vulkan: NVIDIA H100 80GB HBM3"
-    diarization: dict[str, str] = field(default_factory=dict)  # role -> provider short name
     diarization_gpu: bool = False
 
 
@@ -49,7 +47,7 @@ def make_plan(devices: EngineDevices, free_vram: int | None, cores: int, options
     """Decide parallel or serial (with reasons) and split the CPU threads between the engines."""
     cores = max(1, options.threads or cores)
     mode, reasons = _mode(devices, free_vram, cores, options)
-    whisper_threads, onnx_threads = _threads(mode, devices, cores)
+    whisper_threads, onnx_threads = _threads(mode, cores)
     reasons.append(f"threads: whisper.cpp {whisper_threads}, ONNX Runtime {onnx_threads} of {cores} cores")
     vram = None if free_vram is None else round(free_vram / GIB, 2)
     return Plan(mode, tuple(reasons), whisper_threads, onnx_threads, vram)
@@ -79,7 +77,7 @@ def _mode(devices: EngineDevices, free_vram: int | None, cores: int, options: Pl
 DIARIZATION_STAGES = 2  # segmentation and embedding run side by side, one ONNX Runtime thread each
 
 
-def _threads(mode: str, devices: EngineDevices, cores: int) -> tuple[int, int]:
+def _threads(mode: str, cores: int) -> tuple[int, int]:
     """(whisper.cpp threads, ONNX Runtime threads in all). One thread per ONNX model was
     fastest (scripts/bench_diarize_pipeline.py), so diarization takes two; side by side,
     whisper.cpp gets the other cores."""
