@@ -26,9 +26,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-import numpy as np
-from scipy.optimize import linear_sum_assignment
 
+from witness.evaluate.mapping import optimal_mapping
 from witness.evaluate.regions import Interval, crop, scored_regions
 from witness.transcript import Turn
 
@@ -67,7 +66,7 @@ def diarization_error(
     """
     regions = scored_regions(reference, hypothesis, collar, skip_overlap, uem)
     slices = _slices(crop(reference, regions), crop(hypothesis, regions))
-    mapping = _optimal_mapping(slices)
+    mapping = optimal_mapping(_cooccurrence(slices))
     missed = false_alarm = confusion = total = 0.0
     for piece in slices:
         n_ref = sum(piece.reference.values())
@@ -122,19 +121,11 @@ def _slices(reference: Sequence[Turn], hypothesis: Sequence[Turn]) -> list[_Slic
     return slices
 
 
-def _optimal_mapping(slices: Sequence[_Slice]) -> dict[str, str]:
-    """Hypothesis → reference labels maximising the total co-occurrence time of mapped pairs.
-
-    Pairs that never co-occur stay unmapped (as in pyannote.metrics' HungarianMapper).
-    """
-    ref_labels = sorted({label for s in slices for label in s.reference})
-    hyp_labels = sorted({label for s in slices for label in s.hypothesis})
-    r_index = {label: i for i, label in enumerate(ref_labels)}
-    h_index = {label: i for i, label in enumerate(hyp_labels)}
-    cooccurrence = np.zeros((len(hyp_labels), len(ref_labels)), dtype=np.float64)
+def _cooccurrence(slices: Sequence[_Slice]) -> Counter[tuple[str, str]]:
+    """Seconds each (hypothesis, reference) pair of labels is active together."""
+    together: Counter[tuple[str, str]] = Counter()
     for piece in slices:
         for h, nh in piece.hypothesis.items():
             for r, nr in piece.reference.items():
-                cooccurrence[h_index[h], r_index[r]] += piece.duration * nh * nr
-    rows, cols = linear_sum_assignment(cooccurrence, maximize=True)
-    return {hyp_labels[i]: ref_labels[j] for i, j in zip(rows, cols) if cooccurrence[i, j] > 0}
+                together[h, r] += piece.duration * nh * nr
+    return together

@@ -16,12 +16,12 @@ Definition used here:
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-import numpy as np
-from scipy.optimize import linear_sum_assignment
 
+from witness.evaluate.mapping import optimal_mapping
 from witness.evaluate.wer import AlignedPair, WerResult, align_words, wer_from_alignment
 from witness.evaluate.words import SpeakerWord
 
@@ -55,7 +55,7 @@ def word_diarization_error(
         for p in alignment
         if p.ref_index is not None and p.hyp_index is not None
     ]
-    mapping = _optimal_mapping([(r, h) for r, h in pairs if h is not None and r is not None])
+    mapping = optimal_mapping(Counter((h, r) for r, h in pairs if h is not None and r is not None))
     wrong = sum(1 for r, h in pairs if h is None or mapping.get(h) != r)
     unattributed = sum(1 for _, h in pairs if h is None)
     return WderResult(
@@ -72,15 +72,3 @@ def score_words(reference: Sequence[SpeakerWord], hypothesis: Sequence[SpeakerWo
     """WER and WDER of two speaker-labelled word sequences, from one alignment."""
     alignment = align_words([w.text for w in reference], [w.text for w in hypothesis])
     return wer_from_alignment(alignment), word_diarization_error(reference, hypothesis, alignment)
-
-def _optimal_mapping(pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
-    """Hypothesis → reference labels maximising the number of agreeing pairs."""
-    ref_labels = sorted({r for r, _ in pairs})
-    hyp_labels = sorted({h for _, h in pairs})
-    counts = np.zeros((len(hyp_labels), len(ref_labels)), dtype=np.int64)
-    r_index = {label: i for i, label in enumerate(ref_labels)}
-    h_index = {label: i for i, label in enumerate(hyp_labels)}
-    for r, h in pairs:
-        counts[h_index[h], r_index[r]] += 1
-    rows, cols = linear_sum_assignment(counts, maximize=True)
-    return {hyp_labels[i]: ref_labels[j] for i, j in zip(rows, cols) if counts[i, j] > 0}
