@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 FRAME_SECONDS = 0.1
+SEARCH_SECONDS = 30.0  # a cut is sought in this much audio before each piece's limit
 
 
-def chunk_spans(audio: np.ndarray, sample_rate: int, max_seconds: float,
-                search_seconds: float = 30.0) -> list[tuple[int, int]]:
+def chunk_spans(audio: np.ndarray, sample_rate: int, max_seconds: float) -> list[tuple[int, int]]:
     """Sample ranges [start, end) covering ``audio`` (shape (samples,)) in order, none longer
     than ``max_seconds`` (a ``max_seconds`` <= 0 means one piece)."""
     n = len(audio)
@@ -22,7 +22,7 @@ def chunk_spans(audio: np.ndarray, sample_rate: int, max_seconds: float,
     if limit <= 0 or n <= limit:
         return [(0, n)]
     frame = max(1, int(FRAME_SECONDS * sample_rate))
-    search = min(int(search_seconds * sample_rate), limit // 2)
+    search = min(int(SEARCH_SECONDS * sample_rate), limit // 2)
     spans = []
     start = 0
     while n - start > limit:

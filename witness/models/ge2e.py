@@ -181,7 +181,6 @@ def convert(checkpoint: str | Path, source_sha256: str, out_path: str | Path) ->
     tmp = temp_beside(out_path)
     try:
         onnx.save(model, str(tmp))
-        tmp.chmod(0o644)  # a cache file like any download, not mkstemp's private 0600
         # Positive mel-like energies over a few decades: wide enough to exercise every gate.
         probe = np.random.default_rng(0).lognormal(-4.0, 2.0, (2, 50, N_MELS)).astype(np.float32)
         deviation = max_deviation(tmp, weights, probe)
