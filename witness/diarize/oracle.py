@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from witness.evaluate.regions import subtract, union
 from witness.transcript import Turn
 
 
@@ -12,36 +13,9 @@ def solo_intervals(turns: list[Turn]) -> dict[str, list[tuple[float, float]]]:
     """Per speaker, the sorted (start, end) stretches where that speaker talks and nobody else."""
     out: dict[str, list[tuple[float, float]]] = {}
     for speaker in sorted({t.speaker for t in turns}):
-        mine = sorted((t.start, t.end) for t in turns if t.speaker == speaker)
-        others = sorted((t.start, t.end) for t in turns if t.speaker != speaker)
-        pieces = []
-        for start, end in _union(mine):
-            pieces += _subtract((start, end), others)
-        out[speaker] = pieces
-    return out
-
-
-def _union(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    merged: list[tuple[float, float]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def _subtract(span: tuple[float, float], holes: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    start, end = span
-    out = []
-    for h0, h1 in _union(holes):
-        if h1 <= start or h0 >= end:
-            continue
-        if h0 > start:
-            out.append((start, h0))
-        start = max(start, h1)
-    if end > start:
-        out.append((start, end))
+        mine = union((t.start, t.end) for t in turns if t.speaker == speaker)
+        others = union((t.start, t.end) for t in turns if t.speaker != speaker)
+        out[speaker] = subtract(mine, others)
     return out
 
 
