@@ -19,20 +19,12 @@ from typing import Literal
 class SegmentationConfig:
     """Sliding-window segmentation (pyannote segmentation-3.0, powerset output).
 
-    window_duration: 10.0 s, the model's training chunk length.
     window_step: 1.0 s (community-1 and 3.1: ``segmentation_step`` 0.1 of the window).
-    num_local_speakers: 3 speakers per window in the powerset output.
-    max_speakers_per_frame: 2, the largest powerset set (7 classes: {}, 3 singles, 3 pairs).
-    frame_step: 0.016875 s, the model's output frame hop (270 samples at 16 kHz).
-    frame_duration: 0.0619375 s, the receptive field of one output frame (991 samples).
+    What the model fixes (10 s windows, 3 local speakers, 589 frames of 270 samples) is in
+    ``witness.diarize.segmentation``.
     """
 
-    window_duration: float = 10.0
     window_step: float = 1.0
-    num_local_speakers: int = 3
-    max_speakers_per_frame: int = 2
-    frame_step: float = 0.016875
-    frame_duration: float = 0.0619375
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,8 @@ from witness.diarize.pieces import cluster_pieces, piece_batch, piece_turns
 from witness.diarize.pooled_partials import PooledGE2E
 from witness.diarize.reconstruct import clip_turns, reconstruct
 from witness.diarize.segmentation import (
-    FRAMES_PER_WINDOW, WINDOW_SAMPLES, SegmentationModel, cut_windows, window_starts)
+    FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, LOCAL_SPEAKERS, WINDOW_SAMPLES, SegmentationModel,
+    cut_windows, window_starts)
 from witness.diarize.stream import SegmentationStream
 from witness.diarize.vad import SileroVad, fixed_subwindows
 from witness.diarize.windows import Segmentations, SlidingWindow
@@ -256,11 +257,11 @@ class Diarizer:
     def embed_windows(self, signal: np.ndarray, progress: Progress | None = None) -> WindowEmbeddings:
         """Segmentation and embeddings of ``signal`` ((n,) float32, finite), side by side."""
         report = _Reporter(progress)
-        seg_config, rt = self.config.segmentation, self.runtime
-        step_samples = int(round(seg_config.window_step * SAMPLE_RATE))
+        rt = self.runtime
+        step_samples = int(round(self.config.segmentation.window_step * SAMPLE_RATE))
         total = len(window_starts(len(signal), step_samples))
-        activity = np.zeros((total, FRAMES_PER_WINDOW, seg_config.num_local_speakers), dtype=np.float32)
-        embeddings = np.full((total, seg_config.num_local_speakers, self.embedder.dimension), np.nan,
+        activity = np.zeros((total, FRAMES_PER_WINDOW, LOCAL_SPEAKERS), dtype=np.float32)
+        embeddings = np.full((total, LOCAL_SPEAKERS, self.embedder.dimension), np.nan,
                              dtype=np.float32)
         embed = self._window_embedder(signal)
         min_clean_frames = FRAMES_PER_WINDOW * self.embedder.min_clean_seconds * SAMPLE_RATE / WINDOW_SAMPLES
@@ -280,7 +281,7 @@ class Diarizer:
         timings = {"segmentation": stream.busy_seconds, "embedding": busy,
                    "streaming": time.perf_counter() - began}
         window = SlidingWindow(0.0, WINDOW_SAMPLES / SAMPLE_RATE, step_samples / SAMPLE_RATE)
-        segmentations = Segmentations(activity, window, seg_config.frame_step, seg_config.frame_duration)
+        segmentations = Segmentations(activity, window, FRAME_STEP_SAMPLES / SAMPLE_RATE, FRAME_SIZE_SAMPLES / SAMPLE_RATE)
         return WindowEmbeddings(segmentations, embeddings, timings)
 
     def cluster_windows(self, windows: WindowEmbeddings, bounds: SpeakerBounds, duration: float,

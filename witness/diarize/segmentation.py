@@ -24,7 +24,8 @@ from witness.errors import ModelError
 
 WINDOW_SAMPLES = 160_000
 FRAMES_PER_WINDOW = 589
-NUM_CLASSES = 7
+NUM_CLASSES = 7  # powerset: {}, 3 single speakers, 3 pairs
+LOCAL_SPEAKERS = 3  # speakers per window
 FRAME_STEP_SAMPLES = 270
 FRAME_SIZE_SAMPLES = 991
 
