@@ -47,7 +47,7 @@ from witness.diarize.vad import SileroVad, fixed_subwindows
 from witness.diarize.windows import Segmentations, SlidingWindow
 from witness.models.diarization_choice import DiarizationModels
 from witness.progress import Progress
-from witness.transcript import Turn
+from witness.transcript import Turn, speakers_in_order
 
 log = logging.getLogger(__name__)
 
@@ -244,7 +244,7 @@ class Diarizer:
                 result = self.cluster_windows(windows, bounds, duration, report)
                 path, timings = PATH_SEGMENTATION, dict(windows.timings)
         timings.update(result.timings, total=time.perf_counter() - began)
-        speakers = tuple(dict.fromkeys(t.speaker for t in result.turns))
+        speakers = speakers_in_order(t.speaker for t in result.turns)
         return DiarizationOutput(result.turns, result.exclusive_turns, speakers, path, self.embedding_name,
                                  result.found, _capped(result.found, bounds), timings)
 
