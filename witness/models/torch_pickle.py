@@ -1,4 +1,9 @@
-"""Read an old-format (pre-zip, protocol 1001) torch checkpoint into numpy arrays, without torch.
+"""Read torch checkpoints into numpy arrays, without torch: old-format and zip-format files.
+
+``load_checkpoint`` takes either layout. The zip layout (torch >= 1.6, ``torch.save``'s default)
+is a zip archive with one folder holding ``data.pkl`` (the saved object, its storages as
+persistent ids ``("storage", type, key, location, numel)``) and ``data/<key>`` (each storage's
+raw little-endian elements).
 
 The legacy layout written by ``torch.save(..., _use_new_zipfile_serialization=False)`` is five
 pickles followed by raw storages:
@@ -17,8 +22,10 @@ code. Tensors come back as read-only numpy arrays in the same dict/list structur
 from __future__ import annotations
 
 import collections
+import io
 import pickle
 import struct
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -71,6 +78,21 @@ def _rebuild_parameter(data, *_ignored):
     return data
 
 
+class _Inert:
+    """Stands in for metadata objects a checkpoint carries beside its tensors (torch's version
+    string, pyannote's task description): keeps their arguments and state, runs no code."""
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+    def __setstate__(self, state):
+        self.state = state
+
+
+# Metadata classes that pyannote's Lightning checkpoints pickle; never needed for the weights.
+_INERT = {("torch.torch_version", "TorchVersion"), ("pyannote.audio.core.task", "Specifications"),
+          ("pyannote.audio.core.task", "Problem"), ("pyannote.audio.core.task", "Resolution")}
+
 _ALLOWED = {
     ("collections", "OrderedDict"): collections.OrderedDict,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
@@ -89,6 +111,8 @@ class _Unpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str):
         if module == "torch" and name in _STORAGE_DTYPES:
             return _StorageType(_STORAGE_DTYPES[name])
+        if (module, name) in _INERT:
+            return _Inert
         try:
             return _ALLOWED[(module, name)]
         except KeyError:
@@ -97,12 +121,54 @@ class _Unpickler(pickle.Unpickler):
                 "tensor checkpoint never needs", self._path) from None
 
     def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and pid and pid[0] == "storage"):
+        # legacy: ("storage", type, key, location, numel, view); zip: the same without view
+        if not (isinstance(pid, tuple) and len(pid) in (5, 6) and pid[0] == "storage"
+                and isinstance(pid[1], _StorageType)):
             raise ModelError(f"unexpected persistent id {pid!r}", self._path)
-        _, storage_type, key, _location, numel, view = pid
-        if view is not None:
+        if len(pid) == 6 and pid[5] is not None:
             raise ModelError("storage views are not supported", self._path)
-        return _StorageRef(str(key), storage_type.dtype, int(numel))
+        return _StorageRef(str(pid[2]), pid[1].dtype, int(pid[4]))
+
+
+_UNREADABLE = (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, KeyError,
+               IndexError, struct.error, zipfile.BadZipFile)
+
+
+def load_checkpoint(path: str | Path) -> Any:
+    """Load a torch checkpoint of either layout; tensors become read-only numpy arrays.
+
+    Raises ModelError (naming the file) for anything that is not such a checkpoint.
+    """
+    path = Path(path)
+    if zipfile.is_zipfile(path):
+        try:
+            return _load_zip(path)
+        except ModelError:
+            raise
+        except _UNREADABLE as exc:
+            raise ModelError(f"unreadable torch checkpoint ({exc}); download it again", path) from None
+    return load_legacy_checkpoint(path)
+
+
+def _load_zip(path: Path) -> Any:
+    with zipfile.ZipFile(path) as archive:
+        pickles = [n for n in archive.namelist() if n.endswith("/data.pkl") and n.count("/") == 1]
+        if len(pickles) != 1:
+            raise ModelError("not a torch checkpoint (no single data.pkl in the zip)", path)
+        folder = pickles[0][: -len("data.pkl")]
+        byteorder = folder + "byteorder"  # absent in files from torch < 1.10: little-endian
+        if byteorder in archive.namelist() and archive.read(byteorder).strip() != b"little":
+            raise ModelError("big-endian torch checkpoints are not supported", path)
+        obj = _Unpickler(io.BytesIO(archive.read(pickles[0])), path).load()
+        storages = {}
+        for key, ref in _storage_refs(obj).items():
+            data = archive.read(f"{folder}data/{key}")
+            if len(data) != ref.numel * ref.dtype.itemsize:
+                raise ModelError(f"storage {key} is truncated or has the wrong size", path)
+            array = np.frombuffer(data, dtype=ref.dtype)
+            array.flags.writeable = False
+            storages[key] = array
+    return _materialise(obj, storages)
 
 
 def load_legacy_checkpoint(path: str | Path) -> Any:
@@ -116,8 +182,7 @@ def load_legacy_checkpoint(path: str | Path) -> Any:
             return _load(f, path)
     except ModelError:
         raise
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, KeyError,
-            IndexError, struct.error) as exc:
+    except _UNREADABLE as exc:
         raise ModelError(f"unreadable torch checkpoint ({exc}); download it again", path) from None
 
 
