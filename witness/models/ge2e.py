@@ -12,26 +12,21 @@ independent numpy forward pass (``forward_numpy``) before it is published.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from witness.errors import ModelError
-from witness.fileio import publish, temp_beside
 from witness.models import store
 from witness.models.diarization_catalogue import GE2E_CHECKPOINT
+from witness.models.onnx_convert import converted_path, finish_model, publish_checked
 from witness.models.torch_pickle import load_legacy_checkpoint
-
-log = logging.getLogger(__name__)
 
 CONVERTER_VERSION = "1"
 N_MELS = 40
 HIDDEN = 256
 N_LAYERS = 3
-OPSET = 17
-IR_VERSION = 8  # readable by every onnxruntime >= 1.14
 NORM_EPS = 1e-12
 TOLERANCE = 1e-4
 
@@ -115,7 +110,6 @@ def _onnx_gates(array: np.ndarray) -> np.ndarray:
 
 def build_onnx(weights: Ge2eWeights, source_sha256: str = ""):
     """The encoder as an ``onnx.ModelProto`` (input ``mels``, output ``embeddings``)."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     inits, nodes = [], [helper.make_node("Transpose", ["mels"], ["x0"], perm=[1, 0, 2])]
@@ -152,13 +146,7 @@ def build_onnx(weights: Ge2eWeights, source_sha256: str = ""):
         [helper.make_tensor_value_info("mels", TensorProto.FLOAT, ["batch", "frames", N_MELS])],
         [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["batch", HIDDEN])],
         inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="witness", producer_version=CONVERTER_VERSION)
-    model.ir_version = IR_VERSION
-    helper.set_model_props(model, {"witness.source_sha256": source_sha256,
-                                   "witness.converter": CONVERTER_VERSION})
-    onnx.checker.check_model(model)
-    return model
+    return finish_model(graph, CONVERTER_VERSION, source_sha256)
 
 
 def max_deviation(model_path: Path, weights: Ge2eWeights, mels: np.ndarray) -> float:
@@ -174,47 +162,18 @@ def max_deviation(model_path: Path, weights: Ge2eWeights, mels: np.ndarray) -> f
 def convert(checkpoint: str | Path, source_sha256: str, out_path: str | Path) -> Path:
     """Convert ``checkpoint`` to ONNX at ``out_path``: checked against numpy, then published
     atomically. Raises ModelError when the two disagree by more than ``TOLERANCE``."""
-    import onnx
-
     weights = load_weights(checkpoint)
-    model = build_onnx(weights, source_sha256)
-    tmp = temp_beside(out_path)
-    try:
-        onnx.save(model, str(tmp))
-        # Positive mel-like energies over a few decades: wide enough to exercise every gate.
-        probe = np.random.default_rng(0).lognormal(-4.0, 2.0, (2, 50, N_MELS)).astype(np.float32)
-        deviation = max_deviation(tmp, weights, probe)
-        if not deviation <= TOLERANCE:
-            raise ModelError(f"GE2E conversion check failed: ONNX and numpy differ by {deviation:.2e}",
-                             checkpoint)
-        return publish(tmp, out_path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _is_converted_from(path: Path, source_sha256: str) -> bool:
-    import onnx
-
-    try:
-        props = {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
-    except Exception:  # a damaged file: onnx raises protobuf's DecodeError among others
-        return False
-    return (props.get("witness.source_sha256") == source_sha256
-            and props.get("witness.converter") == CONVERTER_VERSION)
+    # Positive mel-like energies over a few decades: wide enough to exercise every gate.
+    probe = np.random.default_rng(0).lognormal(-4.0, 2.0, (2, 50, N_MELS)).astype(np.float32)
+    return publish_checked(build_onnx(weights, source_sha256), out_path,
+                           lambda path: max_deviation(path, weights, probe), TOLERANCE, "GE2E", checkpoint)
 
 
 def ge2e_onnx_path(models_dir: str | Path | None = None, offline: bool = False,
                    progress: store.Progress | None = None) -> Path:
     """The converted GE2E graph: found in the models dir or cache, or converted into the cache
     from the checkpoint (itself found or fetched through pip by the store)."""
-    name = converted_name(GE2E_CHECKPOINT.sha256)
-    for folder in store.search_dirs(models_dir):
-        path = folder / name
-        if path.is_file():
-            if _is_converted_from(path, GE2E_CHECKPOINT.sha256):
-                return path
-            raise ModelError("converted GE2E model is damaged or stale; delete it and it will be "
-                             "converted again", path)
-    checkpoint = store.resolve(GE2E_CHECKPOINT, models_dir, offline=offline, progress=progress)
-    log.info("converting the GE2E speaker encoder %s to ONNX (once)", checkpoint)
-    return convert(checkpoint, GE2E_CHECKPOINT.sha256, store.cache_dir() / name)
+    return converted_path(
+        GE2E_CHECKPOINT, converted_name(GE2E_CHECKPOINT.sha256), CONVERTER_VERSION,
+        lambda checkpoint, out: convert(checkpoint, GE2E_CHECKPOINT.sha256, out),
+        "GE2E", models_dir, offline, progress)
