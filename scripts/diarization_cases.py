@@ -1,6 +1,13 @@
-"""The audio with reference turns that the diarization scripts score: the real sample call
-(human RTTM) and the speakrs fixture wavs (pyannote community-1's output as reference; TTS
-voices, a sanity check rather than an accuracy claim)."""
+"""The audio with exact or human reference turns that the diarization scripts score.
+
+- the real sample call (two women on a phone line, human RTTM);
+- the dev set (``shared/data/dev-set``): 3 AMI meeting excerpts (4 speakers each, human RTTM)
+  and 4 simulated calls (2–4 speakers, exact turns); tune diarization here and only here;
+- ``long_case``: the dev-set files shuffled and concatenated again and again (1 s of silence
+  between them) up to N minutes: 21 distinct people, each keeping one label wherever they
+  reappear (the simulated calls share some voices), an exact reference for hour-long
+  behaviour (speaker count, spurious small clusters).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +24,8 @@ from witness.transcript import Turn
 
 SHARED = Path(os.environ.get("WITNESS_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared"))
 MODELS = SHARED / "models"
+DEV_SET = SHARED / "data" / "dev-set"
+SAMPLE_RATE = 16_000
 
 
 @dataclass(frozen=True)
@@ -33,7 +42,7 @@ class Case:
 
     @property
     def duration(self) -> float:
-        return len(self.samples) / 16000
+        return len(self.samples) / SAMPLE_RATE
 
 
 def _case(name: str, wav: Path, rttm: Path) -> Case:
@@ -41,46 +50,60 @@ def _case(name: str, wav: Path, rttm: Path) -> Case:
     return Case(name, load_audio(wav).samples, tuple(turns))
 
 
-def joined(first: Case, second: Case) -> Case:
-    """``second`` played after ``first``: their speakers are different people (real voices
-    then TTS voices), so the joined file has the speakers of both."""
-    shift = first.duration
-    moved = tuple(Turn(t.start + shift, t.end + shift, "b:" + t.speaker) for t in second.reference)
-    reference = tuple(Turn(t.start, t.end, "a:" + t.speaker) for t in first.reference) + moved
-    return Case(f"{first.name}+{second.name}", np.concatenate([first.samples, second.samples]), reference)
+def sample_call() -> Case:
+    call = SHARED / "data" / "sample-call"
+    return _case("sample-call", call / "sample.wav", call / "sample.rttm")
 
 
-def cases() -> list[Case]:
-    """The sample call, the four fixture wavs, and the sample call followed by the 3-speaker
-    wav (5 speakers in one file)."""
-    fx = SHARED / "data" / "speakrs-fixtures"
-    found = [
-        sample_call(),
-        _case("test", fx / "test.wav", fx / "pipeline_expected.rttm"),
-        _case("3speakers", fx / "test_3speakers.wav", fx / "3speakers_expected.rttm"),
-        _case("single_speaker", fx / "test_single_speaker.wav", fx / "single_speaker_expected.rttm"),
-        _case("short", fx / "test_short.wav", fx / "short_expected.rttm"),
-    ]
-    return found + [joined(found[0], found[2])]
+def dev_set() -> list[Case]:
+    """The 7 dev-set files: ami/trn01, trn07, tst01, then sim/devcall_01..04."""
+    return [_case(wav.stem, wav, wav.with_suffix(".rttm"))
+            for folder in ("ami", "sim") for wav in sorted((DEV_SET / folder).glob("*.wav"))]
 
 
-def ders(reference, hypothesis) -> dict[str, float]:
-    """DER under each published convention (strict, paper, lenient)."""
-    return {name: diarization_error(list(reference), list(hypothesis), c.collar, c.skip_overlap).der
-            for name, c in CONVENTIONS.items()}
+def concatenated(parts: list[Case], name: str, gap: float = 1.0) -> Case:
+    """``parts`` one after the other with ``gap`` seconds of silence between them; speaker
+    labels are kept as they are (the same person keeps one label across parts)."""
+    pieces, turns, offset = [], [], 0.0
+    silence = np.zeros(int(gap * SAMPLE_RATE), dtype=np.float32)
+    for part in parts:
+        pieces += [part.samples, silence]
+        turns += [Turn(t.start + offset, t.end + offset, t.speaker) for t in part.reference]
+        offset += part.duration + gap
+    return Case(name, np.concatenate(pieces), tuple(sorted(turns, key=lambda t: (t.start, t.end))))
+
+
+def long_case(minutes: float, seed: int = 0) -> Case:
+    """The dev-set files in a new random order each round, concatenated up to ``minutes``."""
+    files, rng, parts, total = dev_set(), np.random.default_rng(seed), [], 0.0
+    while total < minutes * 60:
+        for index in rng.permutation(len(files)):
+            parts.append(files[index])
+            total += files[index].duration + 1.0
+    return concatenated(parts, f"dev-long-{minutes:g}min")
 
 
 def tiled(case: Case, minutes: float) -> Case:
     """``case`` repeated back to back up to ``minutes`` (its reference turns moved along)."""
-    n = int(minutes * 60 * 16000)
+    n = int(minutes * 60 * SAMPLE_RATE)
     copies = -(-n // len(case.samples))
     turns = tuple(Turn(t.start + k * case.duration, t.end + k * case.duration, t.speaker)
                   for k in range(copies) for t in case.reference)
-    end = n / 16000
+    end = n / SAMPLE_RATE
     kept = tuple(Turn(t.start, min(t.end, end), t.speaker) for t in turns if t.start < end)
     return Case(f"{case.name}x{minutes:g}min", np.tile(case.samples, copies)[:n], kept)
 
 
-def sample_call() -> Case:
-    call = SHARED / "data" / "sample-call"
-    return _case("sample-call", call / "sample.wav", call / "sample.rttm")
+def der_parts(reference, hypothesis) -> dict[str, tuple[float, float]]:
+    """(error seconds, reference seconds) under each published convention (strict, paper,
+    lenient): add them up over files for a corpus DER."""
+    parts = {}
+    for name, c in CONVENTIONS.items():
+        r = diarization_error(list(reference), list(hypothesis), c.collar, c.skip_overlap)
+        parts[name] = (r.missed + r.false_alarm + r.confusion, r.total)
+    return parts
+
+
+def ders(reference, hypothesis) -> dict[str, float]:
+    """DER under each published convention (strict, paper, lenient)."""
+    return {name: err / total if total else 0.0 for name, (err, total) in der_parts(reference, hypothesis).items()}
