@@ -9,11 +9,11 @@ Models (a frontend, an ONNX Runtime session, a sha256-pinned file each):
 - ``oracle``: reference turns as solo stretches and frame masks (evaluation only).
 
 Model-free numerical stages, one module each (importing this package loads nothing heavy):
-- ``config``: hyperparameters with pyannote's defaults; presets COMMUNITY_1, PYANNOTE_3_1.
+- ``config``: hyperparameters with pyannote's defaults; preset PYANNOTE_3_1; per-model tuned settings.
 - ``windows``: time grids and the arrays passed between stages (Segmentations, SpeakerCount).
 - ``powerset``: segmentation model output -> per-window local speaker activity.
 - ``aggregate``: overlap-add of windows onto the frame grid; per-frame speaker count.
-- ``clustering`` (+ ``assign``, ``vbx``, ``plda``): embeddings -> global speaker per
+- ``clustering`` (+ ``assign``): embeddings -> global speaker per
   (window, local speaker).
 - ``reconstruct``: clustered windows -> regular and exclusive speaker turns.
 """

@@ -2,12 +2,10 @@
 
 1. ``filter_embeddings``: only embeddings whose local speaker talks alone in enough frames
    of its window (and that are not NaN) take part in clustering.
-2. AHC (``ahc``): centroid linkage on L2-normalised embeddings, cut at a distance threshold.
-3. community-1 (``method="vbx"`` with PLDA parameters): VBx refines the AHC clusters on PLDA
-   features; speakers whose prior collapses disappear; centroids are the
-   responsibility-weighted means of the embeddings.
-   Otherwise (``method="ahc"``, or no PLDA): clusters smaller than ``min_cluster_size`` join
-   the closest large one (``ahc_clusters``).
+2. AHC (``ahc``): centroid linkage on L2-normalised embeddings, cut at a distance threshold;
+   clusters smaller than ``min_cluster_size`` join the closest large one (``ahc_clusters``).
+   (pyannote community-1 refines these clusters with VBx on PLDA features; PLDA parameters
+   for the models Witness runs cannot be had, so that step is not carried.)
 4. ``--num-speakers``/``--min-speakers``/``--max-speakers`` bounds, then every (window, local
    speaker), filtered out or not, goes to its closest centroid (``assign``).
 Nothing here modifies the caller's arrays.
@@ -22,10 +20,8 @@ import fastcluster
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 
-from witness.diarize.assign import Clusters, assign, label_centroids, weighted_centroids
+from witness.diarize.assign import Clusters, assign, label_centroids
 from witness.diarize.config import ClusteringConfig
-from witness.diarize.plda import Plda
-from witness.diarize.vbx import vbx
 from witness.diarize.windows import Segmentations
 
 log = logging.getLogger(__name__)
@@ -231,35 +227,16 @@ def _fallback_centroid(embeddings: np.ndarray, train: TrainingSet, active: np.nd
     return pool.mean(axis=0, keepdims=True) if len(pool) else np.zeros((1, embeddings.shape[2]))
 
 
-def _vbx_centroids(train: TrainingSet, config: ClusteringConfig, plda: Plda) -> np.ndarray:
-    """(speakers, dim) centroids of the speakers VBx keeps, initialised from AHC."""
-    init = ahc(train.embeddings, config.threshold, config.linkage)
-    result = vbx(
-        plda.transform_embeddings(train.embeddings),
-        plda.phi,
-        init,
-        fa=config.fa,
-        fb=config.fb,
-        max_iters=config.vbx_max_iters,
-        init_smoothing=config.vbx_init_smoothing,
-    )
-    kept = result.pi > config.vbx_min_prior
-    log.debug("AHC found %d clusters, VBx kept %d", init.max() + 1, int(kept.sum()))
-    return weighted_centroids(train.embeddings, result.gamma[:, kept])
-
-
 def cluster(
     embeddings: np.ndarray,
     segmentations: Segmentations,
     config: ClusteringConfig = ClusteringConfig(),
     bounds: SpeakerBounds = SpeakerBounds(),
-    plda: Plda | None = None,
 ) -> Clusters:
     """Global speaker of every (window, local speaker).
 
     embeddings: (chunks, local_speakers, dim) float, NaN rows for skipped local speakers.
     segmentations: the binarised per-window activity the embeddings were taken from.
-    plda: PLDA parameters; required for VBx, otherwise AHC alone is used.
     The result's ``found`` is the number of speakers before ``bounds`` forced a count.
     """
     active = segmentations.active_local_speakers()
@@ -270,21 +247,7 @@ def cluster(
         found = int(active.any()) if n < 2 else ahc_clusters_found(
             train.embeddings, config.threshold, config.linkage, config.min_cluster_size)[1]
         return replace(assign(embeddings, fallback, active, constrained=False), found=found)
-    constrained = config.constrained_assignment
-    if config.method == "vbx" and plda is not None:
-        centroids = _vbx_centroids(train, config, plda)
-        found = len(centroids)
-        target = bounds.forced_count(found)
-        if target is not None and target != len(centroids):
-            # as pyannote, re-cluster to the requested count and assign without the constraint,
-            # which could otherwise inflate the number of speakers (AHC cut instead of k-means)
-            labels = ahc_clusters(train.embeddings, config.threshold, config.linkage, 1, SpeakerBounds(target))
-            centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
-            constrained = False
-    else:
-        if config.method == "vbx":
-            log.info("no PLDA parameters: clustering with AHC alone")
-        labels, found = ahc_clusters_found(
-            train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds)
-        centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
-    return replace(assign(embeddings, centroids, active, constrained), found=found)
+    labels, found = ahc_clusters_found(
+        train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds)
+    centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
+    return replace(assign(embeddings, centroids, active, config.constrained_assignment), found=found)

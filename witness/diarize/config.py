@@ -1,12 +1,11 @@
 """Hyperparameters of the diarization stages, with pyannote's shipped values as defaults.
 
-``COMMUNITY_1`` is pyannote/speaker-diarization-community-1 (pyannote.audio 4): AHC then VBx
-on PLDA features. ``PYANNOTE_3_1`` is pyannote/speaker-diarization-3.1: AHC alone with a
-higher threshold and a minimum cluster size. Presets override only the fields that differ;
-make variants with ``dataclasses.replace``.
+``PYANNOTE_3_1`` is pyannote/speaker-diarization-3.1: AHC alone with a higher threshold and a
+minimum cluster size. Presets override only the fields that differ; make variants with
+``dataclasses.replace``.
 
-Clustering thresholds belong to the embedding model: ``clustering_for(embedding)`` gives the
-settings each model Witness runs was tuned with (``scripts/tune_ge2e_clustering.py``).
+Clustering thresholds belong to the embedding model: ``config_for(embedding)`` gives the
+settings each model Witness runs was tuned with (``scripts/measure_diarization.py``).
 """
 
 from __future__ import annotations
@@ -31,41 +30,30 @@ class SegmentationConfig:
 class ClusteringConfig:
     """Clustering of the (window, local speaker) embeddings into global speakers.
 
-    method: "vbx" (community-1): AHC initialises VBx on PLDA features; when no PLDA
-        parameters are given it falls back to the AHC path below. "ahc" (3.1): AHC alone.
+    method: "ahc", agglomerative clustering cut at ``threshold`` (pyannote 3.1; community-1
+        adds VBx on PLDA features, which cannot be had for the models Witness runs).
     threshold: 0.6, the AHC distance at which merging stops (Euclidean distance between
         L2-normalised embeddings for centroid linkage; cosine distance for the others).
     linkage: "centroid" (both presets); any scipy linkage method is accepted.
     min_cluster_size: AHC path only: clusters smaller than this are merged into the nearest
         large one (shrunk to 10% of the embeddings on short files, as pyannote does).
-        12 is pyannote 3.1's value; community-1's VBx prunes speakers on its own and ignores it.
+        12 is pyannote 3.1's value.
     min_active_ratio: 0.2: an embedding enters clustering only if its local speaker is the
         only active speaker in at least 20% of the window's frames.
-    fa: 0.07, VBx's scale of the sufficient statistics (acoustic weight).
-    fb: 0.8, VBx's speaker regularisation (larger -> fewer speakers).
-    vbx_max_iters: 20 VB iterations at most (pyannote's ``maxIters``).
-    vbx_init_smoothing: 7.0, softmax sharpness turning the AHC labels into VBx's initial
-        responsibilities.
-    vbx_min_prior: 1e-7: VBx speakers whose prior falls to this or below are dropped.
     constrained_assignment: True (community-1): two local speakers of one window never get the
         same global speaker (Hungarian assignment); 3.1 used a plain argmax (False).
     """
 
-    method: Literal["vbx", "ahc"] = "vbx"
+    method: Literal["ahc"] = "ahc"
     threshold: float = 0.6
     linkage: str = "centroid"
     min_cluster_size: int = 12
     min_active_ratio: float = 0.2
-    fa: float = 0.07
-    fb: float = 0.8
-    vbx_max_iters: int = 20
-    vbx_init_smoothing: float = 7.0
-    vbx_min_prior: float = 1e-7
     constrained_assignment: bool = True
 
     def __post_init__(self) -> None:
-        if self.method not in ("vbx", "ahc"):
-            raise ValueError(f"clustering method must be 'vbx' or 'ahc', got {self.method!r}")
+        if self.method not in ("ahc",):
+            raise ValueError(f"clustering method must be 'ahc', got {self.method!r}")
         if self.min_cluster_size < 1:
             raise ValueError(f"min_cluster_size must be >= 1, got {self.min_cluster_size}")
 
@@ -83,7 +71,7 @@ class ReconstructionConfig:
 
 @dataclass(frozen=True)
 class DiarizationConfig:
-    """All model-free diarization hyperparameters; the default is community-1.
+    """All model-free diarization hyperparameters.
 
     piece_clustering: clustering of the Silero VAD pieces (2 s each) when no segmentation
     model can be had; AHC alone (pyannote 3.1's settings unless an embedding model has its own).
@@ -95,8 +83,6 @@ class DiarizationConfig:
     piece_clustering: ClusteringConfig = field(
         default_factory=lambda: ClusteringConfig(method="ahc", threshold=0.7045654963945799))
 
-
-COMMUNITY_1 = DiarizationConfig()
 
 PYANNOTE_3_1 = DiarizationConfig(
     clustering=ClusteringConfig(
@@ -122,7 +108,7 @@ GE2E_CLUSTERING = ClusteringConfig(
 )
 """The Resemblyzer GE2E encoder separates speakers less than WeSpeaker (cosine 0.83 same vs
 0.73 different speaker on the sample call), so it has its own settings
-(``scripts/tune_ge2e_clustering.py``). Only (window, speaker) embeddings with at least 4 s
+(``scripts/measure_diarization.py``). Only (window, speaker) embeddings with at least 4 s
 of single-speaker speech (``min_active_ratio`` 0.4, pyannote: 0.2) found clusters: pooled
 from one or two 1.6 s partials they formed clusters of their own on the tiled sample call;
 the shorter ones are only assigned to the nearest centroid. With that, every scored case and
