@@ -71,10 +71,13 @@ def _floats(text: str | None) -> list[float | None]:
 
 def _settings(args, base):
     """Every clustering setting of the sweep, as ClusteringConfig variants of ``base``."""
-    grid = itertools.product(_floats(args.thresholds), _floats(args.min_cluster_sizes), _floats(args.ratios))
-    for threshold, size, ratio in grid:
-        changes = {k: v for k, v in (("threshold", threshold), ("min_cluster_size", None if size is None else int(size)),
-                                     ("min_active_ratio", ratio)) if v is not None}
+    methods = args.methods.split(",") if args.methods else [None]
+    grid = itertools.product(methods, _floats(args.thresholds), _floats(args.min_cluster_sizes),
+                             _floats(args.ratios), _floats(args.keeps))
+    for method, threshold, size, ratio, keep in grid:
+        changes = {k: v for k, v in (("method", method), ("threshold", threshold),
+                                     ("min_cluster_size", None if size is None else int(size)),
+                                     ("min_active_ratio", ratio), ("spectral_keep", keep)) if v is not None}
         yield replace(base, **changes)
 
 
@@ -97,7 +100,8 @@ def report(diarizer: Diarizer, windows: dict[str, WindowEmbeddings], cases: list
         rows.append(f"{case.name:20s} {case.speakers:3d} {found:5d}  {parts['strict'][0] / parts['strict'][1]:7.1%}"
                     f" {parts['paper'][0] / parts['paper'][1]:7.1%}")
     print(f"\n-- threshold {clustering.threshold:g}, min cluster size {clustering.min_cluster_size}, "
-          f"min active ratio {clustering.min_active_ratio:g}, linkage {clustering.linkage}, method {clustering.method}")
+          f"min active ratio {clustering.min_active_ratio:g}, linkage {clustering.linkage}, method {clustering.method}"
+          + (f", keep {clustering.spectral_keep:g}" if clustering.method == "spectral" else ""))
     print(f"{'case':20s} {'ref':>3s} {'found':>5s}  {'strict':>7s} {'paper':>7s}")
     print("\n".join(rows))
     print(f"{'dev set total':20s} {'':3s} {right:2d}/{dev_files:<2d}  {totals['strict'][0] / totals['strict'][1]:7.1%}"
@@ -112,6 +116,8 @@ def main() -> None:
     parser.add_argument("--step", type=float, default=1.0, help="window step in seconds")
     parser.add_argument("--long", type=float, default=0, help="add the dev set concatenated to N minutes")
     parser.add_argument("--no-sample", action="store_true", help="leave the sample call out")
+    parser.add_argument("--methods", help="comma-separated clustering methods to sweep (ahc, spectral)")
+    parser.add_argument("--keeps", help="comma-separated spectral_keep values to sweep")
     parser.add_argument("--thresholds", help="comma-separated clustering thresholds to sweep")
     parser.add_argument("--min-cluster-sizes", help="comma-separated minimum cluster sizes to sweep")
     parser.add_argument("--ratios", help="comma-separated min_active_ratio values to sweep")

@@ -28,6 +28,7 @@ def test_defaults_are_pyannotes_ahc_values():
             "min_cluster_size": 12,
             "min_active_ratio": 0.2,
             "constrained_assignment": True,
+            "spectral_keep": 0.02,
         },
         "reconstruction": {"min_duration_off": 0.0},
         # Witness's own: the VAD fallback's pieces (pyannote has no such path)

@@ -63,6 +63,18 @@ def test_search_order_and_cache_location(tmp_path, monkeypatch):
     assert dirs == [tmp_path / "explicit", tmp_path / "env", tmp_path / "xdg" / "witness" / "models"]
 
 
+def test_a_users_models_folder_is_never_written_to(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "m.bin").write_bytes(PAYLOAD)
+    spec = spec_for(PAYLOAD)
+    assert store.find(spec, folder) == folder / "m.bin"
+    assert store.find(spec, folder) == folder / "m.bin"  # the second look uses the remembered checksum
+    assert sorted(p.name for p in folder.iterdir()) == ["m.bin"]
+    memos = list((tmp_path / "xdg" / "witness" / "models" / "checksums").glob("*.sha256"))
+    assert len(memos) == 1 and memos[0].read_text().split()[1] == spec.sha256
+
+
 def test_find_prefers_models_dir_and_refuses_bad_copy(tmp_path):
     good = tmp_path / "dir"
     good.mkdir()
@@ -80,7 +92,7 @@ def test_download_verifies_and_publishes(server):
     assert path == store.cache_dir() / "m.bin" and path.read_bytes() == PAYLOAD
     assert seen[-1] == (len(PAYLOAD), len(PAYLOAD))
     assert not list(store.cache_dir().glob("*.part*"))
-    assert (store.cache_dir() / "m.bin.sha256").exists()  # the next find does not hash again
+    assert len(list((store.cache_dir() / "checksums").glob("*.sha256"))) == 1  # the next find does not hash again
     assert path.stat().st_mode & 0o777 == 0o644 or path.stat().st_mode & 0o044
 
 

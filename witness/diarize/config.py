@@ -31,7 +31,9 @@ class ClusteringConfig:
     """Clustering of the (window, local speaker) embeddings into global speakers.
 
     method: "ahc", agglomerative clustering cut at ``threshold`` (pyannote 3.1; community-1
-        adds VBx on PLDA features, which cannot be had for the models Witness runs).
+        adds VBx on PLDA features, which cannot be had for the models Witness runs), or
+        "spectral" (3D-Speaker): the count from the eigengap, ``threshold`` unused.
+    spectral_keep: spectral only: the share of each row's largest affinities kept (0.02).
     threshold: 0.6, the AHC distance at which merging stops (Euclidean distance between
         L2-normalised embeddings for centroid linkage; cosine distance for the others).
     linkage: "centroid" (both presets); any scipy linkage method is accepted.
@@ -44,16 +46,17 @@ class ClusteringConfig:
         same global speaker (Hungarian assignment); 3.1 used a plain argmax (False).
     """
 
-    method: Literal["ahc"] = "ahc"
+    method: Literal["ahc", "spectral"] = "ahc"
     threshold: float = 0.6
     linkage: str = "centroid"
     min_cluster_size: int = 12
     min_active_ratio: float = 0.2
     constrained_assignment: bool = True
+    spectral_keep: float = 0.02
 
     def __post_init__(self) -> None:
-        if self.method not in ("ahc",):
-            raise ValueError(f"clustering method must be 'ahc', got {self.method!r}")
+        if self.method not in ("ahc", "spectral"):
+            raise ValueError(f"clustering method must be 'ahc' or 'spectral', got {self.method!r}")
         if self.min_cluster_size < 1:
             raise ValueError(f"min_cluster_size must be >= 1, got {self.min_cluster_size}")
 

@@ -10,6 +10,7 @@ published into the cache atomically (temp file + rename), so no reader sees half
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shutil
@@ -212,21 +213,25 @@ def pip_download(requirement: str, dest: Path, timeout: float = 30.0) -> Path:
 
 
 def _memo(path: Path) -> tuple[Path, str]:
+    """(memo file, stamp): memos live in the cache, never beside the model (a user's models
+    folder is theirs), one per absolute path; the stamp is the file's size and mtime."""
     st = path.stat()
-    return path.with_name(path.name + ".sha256"), f"{st.st_size}:{st.st_mtime_ns}"
+    key = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
+    return cache_dir() / "checksums" / f"{key}.sha256", f"{st.st_size}:{st.st_mtime_ns}"
 
 
 def remember_sha256(path: Path, digest: str) -> None:
-    """Record ``digest`` beside ``path`` (keyed by size and mtime) so it is not hashed again."""
+    """Record ``digest`` for ``path`` (keyed by size and mtime) so it is not hashed again."""
     memo, stamp = _memo(path)
     try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(memo, f"{stamp} {digest}\n")
     except OSError:
-        pass  # read-only models folder: just hash again next time
+        pass  # read-only cache: just hash again next time
 
 
 def _cached_sha256(path: Path) -> str:
-    """sha256 of ``path``, remembered beside it keyed by size and mtime (hashing 3 GB is slow)."""
+    """sha256 of ``path``, remembered in the cache keyed by size and mtime (hashing 3 GB is slow)."""
     memo, stamp = _memo(path)
     try:
         saved_stamp, saved = memo.read_text().split()
