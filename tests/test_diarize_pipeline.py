@@ -177,6 +177,13 @@ def test_num_speakers_forces_the_count(diarizer, sample_audio):
     assert out.num_speakers == 3 and not out.capped
 
 
+def test_more_speakers_than_the_audio_can_give_is_said(diarizer, sample_audio, caplog):
+    with caplog.at_level(logging.WARNING):
+        out = diarizer.run(sample_audio, SpeakerBounds(num_speakers=100))
+    assert not out.capped and out.num_speakers < 100
+    assert f"asked for 100 speakers, but only {out.num_speakers} could be told apart" in caplog.text
+
+
 @pytest.fixture
 def offline_dir(tmp_path, monkeypatch, models_dir):
     """A models folder with Silero VAD and the converted GE2E but no segmentation model, an

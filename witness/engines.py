@@ -55,7 +55,7 @@ class DiarizationJobSettings:
 class DiarizationResult:
     turns: tuple[Turn, ...]
     exclusive_turns: tuple[Turn, ...]
-    info: Mapping[str, Any]  # models, path, providers, speakers found, capped
+    info: Mapping[str, Any]  # models, path, providers, speakers found (and estimated), capped
     timings: Mapping[str, float]
     seconds: float
 
@@ -116,7 +116,8 @@ def diarization_info(diarizer: Diarizer, out: DiarizationOutput, providers: dict
         "segmentation": None if segmentation is None else Path(segmentation).name,
         "embedding": out.embedding,
         "path": out.path,
-        "speakers_found": out.found_speakers,
+        "speakers_found": len(out.speakers),
+        "speakers_estimated": out.found_speakers,
         "capped": out.capped,
     }
     if providers is not None:

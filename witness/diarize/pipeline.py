@@ -95,7 +95,8 @@ class DiarizationOutput:
     speakers: labels in order of first appearance (SPEAKER_00, SPEAKER_01, ...).
     path: "segmentation" or "vad-fallback" (no segmentation model could be had).
     embedding: the embedding model that ran ("ge2e-pooled", "ge2e-window", "wespeaker").
-    found_speakers: speakers clustering found before --num/--min/--max-speakers applied.
+    found_speakers: speakers clustering estimated on its own, before --num/--min/--max-speakers
+        applied (``speakers`` is what the output has).
     capped: True when more speakers were found than --max-speakers (or --num-speakers) allow.
     timings: seconds per stage (segmentation and embedding overlap in time: "streaming" is
         their joint wall time), and "total".
@@ -173,12 +174,16 @@ def _blas_threads(threads: int | None) -> AbstractContextManager:
     return threadpool_limits(limits=threads, user_api="blas")
 
 
-def _capped(found: int, bounds: SpeakerBounds) -> bool:
-    """More speakers found than the bounds allow (they were merged down to the cap)."""
+def _capped(found: int, kept: int, bounds: SpeakerBounds) -> bool:
+    """True when clustering ``found`` more speakers than the bounds allow; says on stderr
+    (one line) whenever the ``kept`` speakers differ from what the bounds asked for."""
     if found > bounds.high:
-        log.warning("found %d speakers, more than the %d allowed: kept %d", found, int(bounds.high),
-                    int(bounds.high))
+        log.warning("found %d speakers, more than the %d allowed: kept %d", found, int(bounds.high), kept)
         return True
+    if kept < bounds.low:
+        asked = f"{bounds.low} speakers" if bounds.target else f"at least {bounds.low} speakers"
+        log.warning("asked for %s, but only %d could be told apart (too little speech from the others)",
+                    asked, kept)
     return False
 
 
@@ -246,7 +251,7 @@ class Diarizer:
         timings.update(result.timings, total=time.perf_counter() - began)
         speakers = speakers_in_order(t.speaker for t in result.turns)
         return DiarizationOutput(result.turns, result.exclusive_turns, speakers, path, self.embedding_name,
-                                 result.found, _capped(result.found, bounds), timings)
+                                 result.found, _capped(result.found, len(speakers), bounds), timings)
 
     def _window_embedder(self, signal: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """(starts (N,) int64 window starts, masks (N, 589) float32) -> (N, dim) float32."""
