@@ -81,14 +81,24 @@ def _settings(args, base):
         yield replace(base, **changes)
 
 
-def report(diarizer: Diarizer, windows: dict[str, WindowEmbeddings], cases: list[Case], clustering) -> None:
+def _every(windows: WindowEmbeddings, stride: int) -> WindowEmbeddings:
+    """``windows`` as if only every ``stride``-th window had been embedded."""
+    if stride == 1:
+        return windows
+    embeddings = windows.embeddings.copy()
+    embeddings[np.arange(len(embeddings)) % stride != 0] = np.nan
+    return WindowEmbeddings(windows.segmentations, embeddings, windows.timings)
+
+
+def report(diarizer: Diarizer, windows: dict[str, WindowEmbeddings], cases: list[Case], clustering,
+           stride: int = 1) -> None:
     config = replace(diarizer.config, clustering=clustering)
     run = Diarizer.__new__(Diarizer)
     run.__dict__.update(diarizer.__dict__, config=config)
     totals = {"strict": [0.0, 0.0], "paper": [0.0, 0.0]}
     right, dev_files, rows = 0, 0, []
     for case in cases:
-        out = run.cluster_windows(windows[case.name], SpeakerBounds(), case.duration)
+        out = run.cluster_windows(_every(windows[case.name], stride), SpeakerBounds(), case.duration)
         found = len({t.speaker for t in out.turns})
         parts = der_parts(case.reference, out.turns)
         if case.name in DEV_NAMES:  # the total is the dev set's alone
@@ -101,7 +111,8 @@ def report(diarizer: Diarizer, windows: dict[str, WindowEmbeddings], cases: list
                     f" {parts['paper'][0] / parts['paper'][1]:7.1%}")
     print(f"\n-- threshold {clustering.threshold:g}, min cluster size {clustering.min_cluster_size}, "
           f"min active ratio {clustering.min_active_ratio:g}, linkage {clustering.linkage}, method {clustering.method}"
-          + (f", keep {clustering.spectral_keep:g}" if clustering.method == "spectral" else ""))
+          + (f", keep {clustering.spectral_keep:g}" if clustering.method == "spectral" else "")
+          + (f", every {stride}th window embedded" if stride > 1 else ""))
     print(f"{'case':20s} {'ref':>3s} {'found':>5s}  {'strict':>7s} {'paper':>7s}")
     print("\n".join(rows))
     print(f"{'dev set total':20s} {'':3s} {right:2d}/{dev_files:<2d}  {totals['strict'][0] / totals['strict'][1]:7.1%}"
@@ -121,6 +132,7 @@ def main() -> None:
     parser.add_argument("--thresholds", help="comma-separated clustering thresholds to sweep")
     parser.add_argument("--min-cluster-sizes", help="comma-separated minimum cluster sizes to sweep")
     parser.add_argument("--ratios", help="comma-separated min_active_ratio values to sweep")
+    parser.add_argument("--strides", default="1", help="embed only every k-th window, e.g. 1,2,3,5")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/witness-diarization-cache"))
     args = parser.parse_args()
     models = _models(args)
@@ -134,7 +146,8 @@ def main() -> None:
         print(f"  {case.name}: {case.duration:.0f} s audio, segmentation {t.get('segmentation', 0):.1f} s, "
               f"embedding {t.get('embedding', 0):.1f} s, wall {t.get('streaming', 0):.1f} s")
     for clustering in _settings(args, diarizer.config.clustering):
-        report(diarizer, windows, cases, clustering)
+        for stride in map(int, args.strides.split(",")):
+            report(diarizer, windows, cases, clustering, stride)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from witness.diarize.config import (
 def test_defaults_are_pyannotes_ahc_values():
     assert dataclasses.asdict(DiarizationConfig()) == {
         "segmentation": {"window_step": 1.0},
+        "embed_every": 1,
         "clustering": {
             "method": "ahc",
             "threshold": 0.6,

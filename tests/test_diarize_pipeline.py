@@ -52,6 +52,17 @@ def overlaps(turns) -> bool:
     return any(b.start < a.end - 1e-9 for a, b in zip(ordered, ordered[1:]))
 
 
+def test_embedding_every_third_window_keeps_the_speakers(models, sample_audio, reference):
+    from dataclasses import replace
+
+    from witness.diarize.config import config_for
+
+    config = replace(config_for("ge2e"), embed_every=3)
+    out = Diarizer(models, config).run(sample_audio)
+    assert out.speakers == ("SPEAKER_00", "SPEAKER_01")
+    assert der(reference, out.turns, "paper") < MAX_PAPER_DER  # windows not embedded follow their neighbours
+
+
 def test_models_come_from_the_models_dir_and_ge2e_from_pip(models, models_dir):
     assert models.segmentation == models_dir / SEGMENTATION_INT8.name
     assert models.vad is None and models.embedding == "ge2e" and models.embedding_path.is_file()

@@ -91,3 +91,53 @@ def assign(embeddings: np.ndarray, centroids: np.ndarray, active: np.ndarray, co
         hard = np.argmax(np.nan_to_num(soft, nan=-np.inf), axis=2).astype(np.int32)
     hard = np.where(active, hard, UNASSIGNED).astype(np.int32)
     return Clusters(hard=hard, soft=soft, centroids=np.asarray(centroids, dtype=np.float64))
+
+
+def assign_by_overlap(hard: np.ndarray, unsure: np.ndarray, activity: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Hard clusters where each ``unsure`` (window, local speaker) takes the global speaker
+    whose activity in the overlapping windows coincides most with its own.
+
+    Windows overlap (10 s windows at a 1 s step share 9 s), so a local speaker that has no
+    embedding of its own (too little clean speech, or its window was not embedded) is heard
+    in its neighbours too, where others were assigned from their embeddings.
+    hard: (chunks, local) int32 from ``assign``; unsure: (chunks, local) bool, rows to redo.
+    activity: (chunks, frames, local) float32 0/1. offsets: (chunks,) int64 first frame of
+    each window on a common frame grid. Returns a new (chunks, local) int32 array. An unsure
+    local speaker with no overlapping evidence keeps its cluster unless another local speaker
+    of its window now has it (then ``UNASSIGNED``); two never share one.
+    """
+    out = hard.copy()
+    sure = (hard >= 0) & ~unsure
+    for c in np.flatnonzero(unsure.any(axis=1)):
+        votes = _overlap_votes(c, hard, sure, activity, offsets)
+        taken = {int(k) for k in hard[c, sure[c]]}
+        decided: dict[int, int] = {}
+        for (s, k), weight in sorted(votes.items(), key=lambda item: -item[1]):
+            if weight > 0 and unsure[c, s] and s not in decided and k not in taken:
+                decided[s] = k
+                taken.add(k)
+        for s in np.flatnonzero(unsure[c]):
+            if s in decided:
+                out[c, s] = decided[s]
+            elif hard[c, s] in taken:
+                out[c, s] = UNASSIGNED
+    return out
+
+
+def _overlap_votes(c: int, hard: np.ndarray, sure: np.ndarray, activity: np.ndarray,
+                   offsets: np.ndarray) -> dict[tuple[int, int], float]:
+    """{(local speaker of window c, global speaker): frames both active} over the windows
+    overlapping window ``c`` whose local speakers are surely assigned."""
+    frames = activity.shape[1]
+    votes: dict[tuple[int, int], float] = {}
+    near = np.flatnonzero((np.abs(offsets - offsets[c]) < frames) & sure.any(axis=1))
+    for n in near[near != c]:
+        shift = int(offsets[n] - offsets[c])
+        mine = activity[c, max(0, shift):frames + min(0, shift)]  # (overlap, local)
+        theirs = activity[n, max(0, -shift):frames - max(0, shift)]
+        shared = mine.T @ theirs  # (local, local): frames where both are active
+        for t in np.flatnonzero(sure[n]):
+            for s in np.flatnonzero(shared[:, t] > 0):
+                key = (int(s), int(hard[n, t]))
+                votes[key] = votes.get(key, 0.0) + float(shared[s, t])
+    return votes

@@ -24,7 +24,7 @@ import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.cluster.vq import kmeans2
 
-from witness.diarize.assign import Clusters, assign, label_centroids
+from witness.diarize.assign import Clusters, assign, assign_by_overlap, label_centroids
 from witness.diarize.config import ClusteringConfig
 from witness.diarize.windows import Segmentations
 
@@ -308,4 +308,18 @@ def cluster(
         labels, found = ahc_clusters_found(
             train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds)
     centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
-    return replace(assign(embeddings, centroids, active, config.constrained_assignment), found=found)
+    clusters = assign(embeddings, centroids, active, config.constrained_assignment)
+    return replace(clusters, hard=_fill_unembedded(clusters.hard, embeddings, segmentations, active), found=found)
+
+
+def _fill_unembedded(hard: np.ndarray, embeddings: np.ndarray, segmentations: Segmentations,
+                     active: np.ndarray) -> np.ndarray:
+    """Active local speakers without an embedding (NaN) get the speaker their neighbours'
+    overlapping frames were given (``assign_by_overlap``) instead of an arbitrary one."""
+    unsure = active & np.isnan(embeddings).any(axis=2)
+    if not unsure.any():
+        return hard
+    window = segmentations.window
+    starts = window.start + window.step * np.arange(len(hard))
+    offsets = np.round(starts / segmentations.frame_step).astype(np.int64)
+    return assign_by_overlap(hard, unsure, np.nan_to_num(segmentations.data), offsets)

@@ -76,15 +76,24 @@ class ReconstructionConfig:
 class DiarizationConfig:
     """All model-free diarization hyperparameters.
 
+    embed_every: only every n-th window's local speakers are embedded (1: all); the others
+    take the speaker their overlapping neighbours were given (``assign.assign_by_overlap``).
+    Windows at a 1 s step overlap by 9 s, so neighbours carry the same speech.
+
     piece_clustering: clustering of the Silero VAD pieces (2 s each) when no segmentation
     model can be had; AHC alone (pyannote 3.1's settings unless an embedding model has its own).
     """
 
     segmentation: SegmentationConfig = field(default_factory=SegmentationConfig)
+    embed_every: int = 1
     clustering: ClusteringConfig = field(default_factory=ClusteringConfig)
     reconstruction: ReconstructionConfig = field(default_factory=ReconstructionConfig)
     piece_clustering: ClusteringConfig = field(
         default_factory=lambda: ClusteringConfig(method="ahc", threshold=0.7045654963945799))
+
+    def __post_init__(self) -> None:
+        if self.embed_every < 1:
+            raise ValueError(f"embed_every must be >= 1, got {self.embed_every}")
 
 
 PYANNOTE_3_1 = DiarizationConfig(

@@ -269,6 +269,7 @@ class Diarizer:
         embeddings = np.full((total, LOCAL_SPEAKERS, self.embedder.dimension), np.nan,
                              dtype=np.float32)
         embed = self._window_embedder(signal)
+        every = self.config.embed_every
         min_clean_frames = FRAMES_PER_WINDOW * self.embedder.min_clean_seconds * SAMPLE_RATE / WINDOW_SAMPLES
         began, busy = time.perf_counter(), 0.0
         stream = SegmentationStream(self.segmentation, signal, step_samples / SAMPLE_RATE,
@@ -278,7 +279,7 @@ class Diarizer:
             for batch in stream:
                 t0 = time.perf_counter()
                 masks, active = embedding_masks(batch.activity, min_clean_frames)
-                rows, speakers = np.nonzero(active)
+                rows, speakers = np.nonzero(active & ((batch.first + np.arange(len(active))) % every == 0)[:, None])
                 if len(rows):
                     embeddings[batch.first + rows, speakers] = embed(batch.starts[rows], masks[rows, speakers])
                 busy += time.perf_counter() - t0
