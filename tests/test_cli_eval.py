@@ -123,8 +123,8 @@ def test_wer_against_stm(sample_call, sample_json):
     result = run("eval", "wer", sample_call / "sample.stm", sample_json)
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout.splitlines() == [
-        "WER     0.00%  (0 substitutions, 0 deletions, 0 insertions; 81 reference words)",
-        "WDER    0.00%  (0 of 81 aligned words on the wrong speaker, 0 unattributed)",
+        "WER     0.00%  (0 substitutions, 0 deletions, 0 insertions; 87 reference words)",
+        "WDER    0.00%  (0 of 87 aligned words on the wrong speaker, 0 unattributed)",
         "speaker mapping: Diane -> Diane, Sheila -> Sheila",
     ]
 
@@ -141,8 +141,8 @@ def test_wer_against_json_with_errors(sample_call, sample_json, tmp_path):
     result = run("eval", "wer", sample_json, hyp, "--json")
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
-    assert document["wer"] == {"wer": 1 / 81, "substitutions": 1, "deletions": 0, "insertions": 0, "reference_words": 81, "hits": 80}
-    assert document["wder"] == {"wder": 1 / 81, "wrong": 1, "aligned": 81, "unattributed": 0, "mapping": {"S1": "Diane", "S2": "Sheila"}}
+    assert document["wer"] == {"wer": 1 / 87, "substitutions": 1, "deletions": 0, "insertions": 0, "reference_words": 87, "hits": 86}
+    assert document["wder"] == {"wder": 1 / 87, "wrong": 1, "aligned": 87, "unattributed": 0, "mapping": {"S1": "Diane", "S2": "Sheila"}}
 
 
 def test_wer_bad_inputs(sample_call, sample_json, tmp_path):

@@ -13,6 +13,7 @@ from witness.evaluate import align_words, normalize_words, word_diarization_erro
 from witness.evaluate.stm import parse_stm, read_stm, segments_of_file
 from witness.evaluate.words import SpeakerWord, words_from_stm, words_from_transcript
 from witness.transcript import Utterance
+from witness.textnorm import scoring_words
 
 
 def test_normalize_words():
@@ -83,10 +84,10 @@ def test_transcript_from_its_own_reference_scores_zero(sample_call):
     transcript = transcript_from_stm(sample_call / "sample.stm", sample_call / "sample.wav")
     reference = words_from_stm(read_stm(sample_call / "sample.stm"))
     hypothesis = words_from_transcript(transcript.rename_speakers({"Diane": "SPEAKER_01", "Sheila": "SPEAKER_00"}))
-    assert len(reference) == 81
+    assert len(reference) == 87  # 81 words, six contractions expanded ("I'm" -> "i am")
     assert word_error_rate([w.text for w in reference], [w.text for w in hypothesis]).wer == 0.0
     wder = word_diarization_error(reference, hypothesis)
-    assert (wder.wder, wder.aligned, dict(wder.mapping)) == (0.0, 81, {"SPEAKER_01": "Diane", "SPEAKER_00": "Sheila"})
+    assert (wder.wder, wder.aligned, dict(wder.mapping)) == (0.0, 87, {"SPEAKER_01": "Diane", "SPEAKER_00": "Sheila"})
 
 
 def test_wder_counts_wrong_and_unattributed_words(sample_call):
@@ -102,8 +103,9 @@ def test_wder_counts_wrong_and_unattributed_words(sample_call):
     utterances[-1] = replace(last, speaker=None, words=tuple(replace(w, speaker=None) for w in last.words))
     hypothesis = words_from_transcript(replace(transcript, utterances=tuple(utterances)))
     wder = word_diarization_error(reference, hypothesis)
-    assert (wder.wrong, wder.unattributed, wder.aligned) == (3 + 9, 9, 81)
-    assert wder.wder == pytest.approx(12 / 81)
+    # "Oh, I don't hear that in New Jersey now." is ten words once "don't" is "do not"
+    assert (wder.wrong, wder.unattributed, wder.aligned) == (3 + 10, 10, 87)
+    assert wder.wder == pytest.approx(13 / 87)
 
 
 def test_wder_ignores_deleted_and_inserted_words():
@@ -121,3 +123,14 @@ def test_utterance_without_words_uses_its_text(sample_call):
     transcript = transcript_from_stm(sample_call / "sample.stm", sample_call / "sample.wav")
     bare = replace(transcript, utterances=(Utterance("Diane", 0.0, 1.0, "Hello, there!"),))
     assert words_from_transcript(bare) == (SpeakerWord("hello", "Diane"), SpeakerWord("there", "Diane"))
+
+
+@pytest.mark.parametrize("spoken, written", [
+    ("zero six seven two", "0 6 7 2"),
+    ("twenty dollars and fifty cents", "$20.50"),
+    ("I won't pay one thousand", "I will not pay 1,000"),
+    ("Uh, the colour is five percent", "the color is 5%"),
+])
+def test_scoring_normalises_numbers_currency_and_contractions(spoken, written):
+    assert scoring_words(spoken) == scoring_words(written)
+    assert word_error_rate(scoring_words(spoken), scoring_words(written)).wer == 0.0

@@ -12,11 +12,19 @@ door:
 
 Symbols that are not punctuation (``$``, ``%``, ``+``) are kept. No number spelling, no
 contraction expansion, no filler removal.
+
+``scoring_words`` is what WER and WDER compare: Whisper's English normaliser first
+(``EnglishTextNormalizer`` from the ``whisper-normalizer`` package, OpenAI's code: numbers
+and currency to digits, "won't" to "will not", British to American spelling, "uh"/"um"
+dropped), then the rule above, then runs of digit words joined ("0 6 7 2", which Whisper's
+normaliser leaves alone, and "zero six seven two", which it makes "0672", both become "0672").
 """
 
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
+from typing import Callable
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
@@ -38,3 +46,21 @@ def normalize_words(text: str) -> list[str]:
 def _inner(chars: list[str], i: int) -> bool:
     """True when position ``i`` has a letter or digit on both sides."""
     return 0 < i < len(chars) - 1 and chars[i - 1].isalnum() and chars[i + 1].isalnum()
+
+
+def scoring_words(text: str) -> list[str]:
+    """The words of ``text`` as WER compares them (see the module docstring)."""
+    out: list[str] = []
+    for word in normalize_words(_whisper_normalizer()(text)):
+        if word.isdigit() and out and out[-1].isdigit():
+            out[-1] += word
+        else:
+            out.append(word)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _whisper_normalizer() -> Callable[[str], str]:
+    from whisper_normalizer.english import EnglishTextNormalizer
+
+    return EnglishTextNormalizer()

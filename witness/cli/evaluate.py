@@ -114,8 +114,12 @@ def wer(reference: Path, hypothesis: Path, as_json: bool) -> None:
 
     REFERENCE is an STM file (file channel speaker start end text; with several
     recordings, the one named like HYPOTHESIS's audio is used) or a witness JSON.
-    HYPOTHESIS is a witness JSON. Text is normalised first: lowercase, punctuation
-    dropped except apostrophes inside words. WDER is the share of aligned words (hits
+    HYPOTHESIS is a witness JSON. Text is normalised first with Whisper's English
+    normaliser (OpenAI's EnglishTextNormalizer, from the whisper-normalizer package):
+    numbers and currency become digits ("twenty dollars" = "$20"), contractions are
+    expanded ("won't" = "will not"), British spellings made American, "uh"/"um"
+    dropped; then lowercase, punctuation dropped except apostrophes inside words, and
+    runs of digits joined ("0 6 7 2" = "zero six seven two"). WDER is the share of aligned words (hits
     and substitutions) whose speaker is wrong after the optimal speaker mapping;
     unattributed words count as wrong.
 

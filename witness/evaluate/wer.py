@@ -1,7 +1,7 @@
 """Word error rate: Levenshtein alignment of reference and hypothesis words.
 
 WER = (substitutions + deletions + insertions) / reference words. Words are compared as
-given; run text through :func:`witness.textnorm.normalize_words` first (the CLI does).
+given; run text through :func:`witness.textnorm.scoring_words` first (the CLI does).
 When the reference is empty, WER is 0.0 if the hypothesis is empty too and 1.0 otherwise
 (the convention pyannote.metrics uses for an empty DER reference).
 """

@@ -1,13 +1,19 @@
-"""Speaker-labelled normalised words, the common input of WER and WDER scoring."""
+"""Speaker-labelled normalised words, the common input of WER and WDER scoring.
+
+Text is normalised with ``textnorm.scoring_words`` (Whisper's English normaliser, then
+witness's word rule), one same-speaker run of words at a time, so that "twenty five" or
+"$5" spoken as two words is read as one number while each word keeps its speaker.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Iterable
 
 from witness.evaluate.stm import StmSegment, read_stm, segments_of_file
-from witness.textnorm import normalize_words
+from witness.textnorm import scoring_words
 from witness.transcript import Transcript, read_transcript
 
 
@@ -22,16 +28,17 @@ class SpeakerWord:
 def words_from_transcript(transcript: Transcript) -> tuple[SpeakerWord, ...]:
     """Normalised words of a witness transcript in utterance order.
 
-    Each recognised word is normalised on its own and its pieces keep the word's speaker;
-    an utterance without word timings falls back to its text and its own speaker.
+    Each run of recognised words with one speaker is normalised as one text and its words
+    keep that speaker; an utterance without word timings falls back to its text and its
+    own speaker.
     """
     out: list[SpeakerWord] = []
     for utterance in transcript.utterances:
         if utterance.words:
-            for word in utterance.words:
-                out.extend(_labelled(normalize_words(word.text), word.speaker))
+            for speaker, run in groupby(utterance.words, key=lambda w: w.speaker):
+                out.extend(_labelled(scoring_words(" ".join(w.text for w in run)), speaker))
         else:
-            out.extend(_labelled(normalize_words(utterance.text), utterance.speaker))
+            out.extend(_labelled(scoring_words(utterance.text), utterance.speaker))
     return tuple(out)
 
 
@@ -39,7 +46,7 @@ def words_from_stm(segments: Iterable[StmSegment]) -> tuple[SpeakerWord, ...]:
     """Normalised words of STM segments, each carrying its segment's speaker."""
     out: list[SpeakerWord] = []
     for segment in segments:
-        out.extend(_labelled(normalize_words(segment.text), segment.speaker))
+        out.extend(_labelled(scoring_words(segment.text), segment.speaker))
     return tuple(out)
 
 
