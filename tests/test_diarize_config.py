@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from witness.diarize.config import (
+    CAMPPLUS_CLUSTERING,
     GE2E_CLUSTERING,
     GE2E_PIECE_CLUSTERING,
     PYANNOTE_3_1,
@@ -64,6 +65,10 @@ def test_each_embedding_model_has_its_own_clustering():
     assert (GE2E_CLUSTERING.method, GE2E_CLUSTERING.linkage, GE2E_CLUSTERING.threshold) == ("ahc", "centroid", 0.46)
     assert GE2E_CLUSTERING.min_active_ratio == 0.4
     assert config_for("ge2e", threshold=0.5).clustering.threshold == 0.5
+    campplus = config_for("campplus")  # provisional: the pair-EER distance, pyannote 3.1's AHC otherwise
+    assert campplus.clustering == CAMPPLUS_CLUSTERING == campplus.piece_clustering
+    assert (CAMPPLUS_CLUSTERING.method, CAMPPLUS_CLUSTERING.linkage, CAMPPLUS_CLUSTERING.threshold) == (
+        "ahc", "centroid", 0.96)
     with pytest.raises(ValueError, match="xvector"):
         config_for("xvector")
     with pytest.raises(ValueError, match="window step"):

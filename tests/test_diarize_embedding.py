@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from witness.diarize.embedding import (
+    CamPlusPlusEmbedder,
     GE2EEmbedder, Ge2eOptions, WeSpeakerEmbedder, keep_frames, partial_starts)
 from witness.diarize.oracle import alone_mask, cut_pieces, solo_intervals
 from witness.diarize.pooled_partials import PooledGE2E
@@ -198,3 +199,52 @@ def test_wespeaker_resnet34_lm_on_the_sample_call(sample_audio, turns):
     same = labels[:, None] == labels[None, :]
     upper = np.triu(np.ones_like(same), 1).astype(bool)
     assert sim[same & upper].mean() > sim[~same & upper].mean() + 0.1
+
+
+@pytest.fixture(scope="module")
+def campplus(campplus_onnx):
+    return CamPlusPlusEmbedder(campplus_onnx)
+
+
+def test_campplus_separates_the_two_speakers(campplus, sample_audio, turns):
+    pieces, labels = solo_pieces(sample_audio, turns)
+    emb = campplus.embed(pieces)
+    assert emb.shape == (len(pieces), 192) and campplus.dimension == 192 and np.isfinite(emb).all()
+    np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
+    sim = emb @ emb.T
+    same = labels[:, None] == labels[None, :]
+    upper = np.triu(np.ones_like(same), 1).astype(bool)
+    assert sim[same & upper].mean() > sim[~same & upper].mean() + 0.2
+    np.fill_diagonal(sim, -1)
+    assert (labels[sim.argmax(axis=1)] == labels).mean() >= 0.8
+
+
+def test_campplus_masks_pick_the_speaker_in_a_mixed_window(campplus, sample_audio, turns):
+    start = 8 * 16000  # 8-18 s: both speakers take turns
+    window = sample_audio[start:start + WINDOW_SAMPLES]
+    masks = np.stack([window_mask(turns, A, start), window_mask(turns, B, start)])
+    by_mask = campplus.embed(np.stack([window, window]), masks)
+    pieces, labels = solo_pieces(sample_audio, turns)
+    solo = campplus.embed(pieces)
+    centroid = {s: solo[labels == s].mean(axis=0) for s in (A, B)}
+    assert by_mask[0] @ centroid[A] > by_mask[0] @ centroid[B]
+    assert by_mask[1] @ centroid[B] > by_mask[1] @ centroid[A]
+
+
+def test_campplus_embeds_the_kept_frames_normalised_over_themselves(campplus, sample_audio):
+    window = sample_audio[8 * 16000:8 * 16000 + WINDOW_SAMPLES]
+    mask = np.zeros(FRAMES_PER_WINDOW, np.float32)
+    mask[:295] = 1  # the first half of the window (295 * 17 ms = 5.0 s)
+    short = np.zeros(FRAMES_PER_WINDOW, np.float32)
+    short[100:125] = 1  # 25 frames * 17 ms = 0.42 s < 0.5 s
+    emb = campplus.embed(np.stack([window] * 3), np.stack([mask, short, 0 * short]))
+    assert np.isnan(emb[1]).all() and np.isnan(emb[2]).all()
+    alone = campplus.embed(window[None, :80_320])  # the same 500 fbank frames (centres < 80 136), cut out
+    assert emb[0] @ alone[0] > 0.9999
+
+
+def test_campplus_rows_do_not_influence_each_other(campplus, sample_audio):
+    windows = np.stack([sample_audio[i:i + 48000] for i in (130_000, 250_000, 380_000)])
+    together = campplus.embed(windows)
+    alone = np.concatenate([campplus.embed(w[None]) for w in windows])
+    np.testing.assert_allclose(together, alone, atol=1e-5)

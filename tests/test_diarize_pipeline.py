@@ -11,6 +11,7 @@ import pytest
 
 from witness.audio import load_audio
 from witness.diarize.clustering import SpeakerBounds
+from witness.diarize.config import config_for
 from witness.diarize.pipeline import PATH_SEGMENTATION, PATH_VAD, Diarizer, RuntimeOptions
 from witness.errors import ModelError
 from witness.evaluate import CONVENTIONS, diarization_error
@@ -66,6 +67,14 @@ def test_embedding_every_third_window_keeps_the_speakers(models, sample_audio, r
 def test_models_come_from_the_models_dir_and_ge2e_from_pip(models, models_dir):
     assert models.segmentation == models_dir / SEGMENTATION_INT8.name
     assert models.vad is None and models.embedding == "ge2e" and models.embedding_path.is_file()
+
+
+def test_campplus_is_chosen_by_name_and_diarizes_the_sample_call(models_dir, campplus_onnx, sample_audio, reference):
+    models = choose_models("campplus", models_dir)
+    assert models.embedding == "campplus" and models.embedding_path == campplus_onnx
+    out = Diarizer(models, config_for("campplus", window_step=2.0)).run(sample_audio)
+    assert out.embedding == "campplus" and out.num_speakers == 2
+    assert der(reference, out.turns) <= MAX_STRICT_DER and der(reference, out.turns, "paper") <= MAX_PAPER_DER
 
 
 @pytest.mark.parametrize("variant", ["pooled", "window"])

@@ -32,14 +32,14 @@ class OutputOptions:
 class DiarizationSettings:
     """Who-spoke-when settings (``witness diarize`` options override them; 0 / "" = unset)."""
 
-    embedding: str = "auto"  # auto (WeSpeaker if present, else GE2E) | ge2e | wespeaker
+    embedding: str = "auto"  # auto (WeSpeaker if present, else GE2E) | ge2e | wespeaker | campplus
     ge2e_variant: str = "pooled"  # pooled partials | window (each masked window on its own)
     step: float = 1.0  # s between the starts of the 10 s segmentation windows
     num_speakers: int = 0  # exact number of speakers; 0: found by clustering
     min_speakers: int = 0  # 0: at least one
     max_speakers: int = 0  # 0: no cap
     threads: int = 1  # ONNX Runtime threads per model (segmentation and embedding run side by side)
-    embedding_batch_size: int = 0  # GE2E partials / WeSpeaker windows per model call; 0: the model's default
+    embedding_batch_size: int = 0  # GE2E partials / WeSpeaker or CAM++ rows per model call; 0: the model's default
     segmentation_device: str = "auto"  # auto | cpu | cuda | migraphx | rocm | coreml
     embedding_device: str = "auto"
     ge2e_threshold: float = GE2E_CLUSTERING.threshold  # AHC distance cut for GE2E embeddings

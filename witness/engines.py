@@ -98,7 +98,8 @@ def build_diarizer(settings: DiarizationSettings, models_dir: str | None = None,
     from witness.models.diarization_choice import choose_models
 
     models = choose_models(settings.embedding, models_dir, offline)
-    threshold = settings.ge2e_threshold if models.embedding == "ge2e" else settings.wespeaker_threshold
+    # CAM++ has no threshold setting yet: its provisional clustering config stands
+    threshold = {"ge2e": settings.ge2e_threshold, "wespeaker": settings.wespeaker_threshold}.get(models.embedding)
     runtime = RuntimeOptions(
         segmentation_providers=segmentation or CPU, embedding_providers=embedding or CPU,
         segmentation_threads=settings.threads, embedding_threads=settings.threads,

@@ -51,9 +51,10 @@ def _positive(ctx: click.Context, param: click.Parameter, value):
 @click.option("--step", type=float, callback=_positive, metavar="S",
               help="Seconds between 10 s segmentation windows (default 1, as pyannote); "
                    "e.g. --step 2 runs about twice as fast.")
-@click.option("--embedding", type=click.Choice(("auto", "ge2e", "wespeaker")),
+@click.option("--embedding", type=click.Choice(("auto", "ge2e", "wespeaker", "campplus")),
               help="Speaker embeddings: auto = WeSpeaker if already downloaded, else GE2E; "
-                   "wespeaker downloads it when missing. E.g. --embedding ge2e.")
+                   "wespeaker downloads it when missing; campplus: 3D-Speaker CAM++ (converted once, "
+                   "provisional clustering settings). E.g. --embedding ge2e.")
 @click.option("--models-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Folder searched first for model files, e.g. --models-dir ~/witness-models "
                    "(then $WITNESS_MODELS_DIR, then ~/.cache/witness/models).")

@@ -132,12 +132,26 @@ GE2E_PIECE_CLUSTERING = ClusteringConfig(method="ahc", threshold=0.6, linkage="c
 """GE2E on the 2 s Silero VAD pieces of the fallback path: noisier than window embeddings, so
 a higher threshold; small clusters (< 3 pieces, or 10% of them) join their nearest neighbour."""
 
+CAMPPLUS_CLUSTERING = ClusteringConfig(
+    method="ahc",
+    threshold=0.96,
+    linkage="centroid",
+    min_cluster_size=12,
+    constrained_assignment=True,
+)
+"""3D-Speaker CAM++: PROVISIONAL, not tuned on diarization yet. The threshold is the Euclidean
+distance between unit embeddings (sqrt(2 - 2 cos)) at the pair-EER cosine (0.54, EER 1.4%) of
+1.5-3 s single-speaker pieces of the sample call and dev set
+(``scripts/measure_separation.py --embedding campplus``); the rest is pyannote 3.1's AHC with
+the constrained assignment. Also used for VAD pieces."""
+
 _CLUSTERING = {"ge2e": (GE2E_CLUSTERING, GE2E_PIECE_CLUSTERING),
-               "wespeaker": (WESPEAKER_CLUSTERING, WESPEAKER_CLUSTERING)}
+               "wespeaker": (WESPEAKER_CLUSTERING, WESPEAKER_CLUSTERING),
+               "campplus": (CAMPPLUS_CLUSTERING, CAMPPLUS_CLUSTERING)}
 
 
 def config_for(embedding: str, window_step: float = 1.0, threshold: float | None = None) -> DiarizationConfig:
-    """Every diarization hyperparameter for ``embedding`` ("ge2e" or "wespeaker"): its
+    """Every diarization hyperparameter for ``embedding`` ("ge2e", "wespeaker", "campplus"): its
     clustering settings (``threshold`` overrides the window-embedding threshold) and the
     segmentation window step in seconds."""
     if embedding not in _CLUSTERING:

@@ -5,7 +5,7 @@
 
 Segmentation windows stream into the embedding stage, so embedding starts with the first
 windows; the per-window activity lands in one preallocated (windows, 589, 3) float32 array
-(76 MB for 3 hours at a 1 s step); besides it only the (windows, 3, 256) float32 embeddings
+(76 MB for 3 hours at a 1 s step); besides it only the (windows, 3, dimension) float32 embeddings
 and the clustering stage's per-embedding arrays grow with the file (no window audio is kept).
 Without a segmentation model, Silero VAD speech regions are cut into pieces that are embedded
 and clustered instead (``pieces``); the output says which path ran.
@@ -32,7 +32,7 @@ import numpy as np
 from witness.diarize.aggregate import speaker_count
 from witness.diarize.clustering import SpeakerBounds, cluster
 from witness.diarize.config import DiarizationConfig, config_for
-from witness.diarize.embedding import GE2EEmbedder, SpeakerEmbedder, WeSpeakerEmbedder
+from witness.diarize.embedding import CamPlusPlusEmbedder, GE2EEmbedder, SpeakerEmbedder, WeSpeakerEmbedder
 from witness.diarize.features import SAMPLE_RATE, finite_audio
 from witness.diarize.masks import embedding_masks
 from witness.diarize.onnx_session import CPU
@@ -67,7 +67,7 @@ class RuntimeOptions:
         (CPU by default; each a name or a (name, options) pair).
     segmentation_threads, embedding_threads: intra-op threads per model (1 each: the two
         stages run side by side on their own cores; 0 lets ONNX Runtime take every core).
-    embedding_batch_size: GE2E partials (64) or WeSpeaker rows (16) per model call; None
+    embedding_batch_size: GE2E partials (64), WeSpeaker or CAM++ rows (16) per model call; None
         takes the embedder's default.
     windows_per_batch: segmentation windows handed over at a time (8).
     queue_batches: batches that may wait between the two stages (4).
@@ -94,7 +94,7 @@ class DiarizationOutput:
         instant (for matching words). Both end at the end of the audio.
     speakers: labels in order of first appearance (SPEAKER_00, SPEAKER_01, ...).
     path: "segmentation" or "vad-fallback" (no segmentation model could be had).
-    embedding: the embedding model that ran ("ge2e-pooled", "ge2e-window", "wespeaker").
+    embedding: the embedding model that ran ("ge2e-pooled", "ge2e-window", "wespeaker", "campplus").
     found_speakers: speakers clustering estimated on its own, before --num/--min/--max-speakers
         applied (``speakers`` is what the output has).
     capped: True when more speakers were found than --max-speakers (or --num-speakers) allow.
@@ -229,7 +229,9 @@ class Diarizer:
             return GE2EEmbedder(path, rt.embedding_providers, threads=rt.embedding_threads, **extra)
         if self.models.embedding == "wespeaker":
             return WeSpeakerEmbedder(path, rt.embedding_providers, threads=rt.embedding_threads, **extra)
-        raise ValueError(f"embedding model {self.models.embedding!r}: expected ge2e or wespeaker")
+        if self.models.embedding == "campplus":
+            return CamPlusPlusEmbedder(path, rt.embedding_providers, threads=rt.embedding_threads, **extra)
+        raise ValueError(f"embedding model {self.models.embedding!r}: expected ge2e, wespeaker or campplus")
 
     def run(self, samples: np.ndarray, bounds: SpeakerBounds = SpeakerBounds(),
             progress: Progress | None = None) -> DiarizationOutput:

