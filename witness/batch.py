@@ -29,12 +29,12 @@ from typing import Callable, Iterator, Sequence
 
 from witness import __version__
 from witness.config import Settings
-from witness.errors import InputError
+from witness.errors import InputError, WitnessError
 from witness.fileio import sha256_file
 from witness.flow import FileJob, FileResult
 from witness.manifest import MANIFEST_NAME, Manifest, ManifestRow
 from witness.progress import Progress
-from witness.writers import write_outputs
+from witness.writers import output_stems, write_outputs
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -103,7 +103,7 @@ def find_items(inputs: Sequence[str], formats: Sequence[str], settings_digest: s
                          "webm… files; name other files directly)", inputs[0] if len(inputs) == 1 else None)
     roots = [os.path.abspath(root) for _, root in unique]
     base = os.path.commonpath(roots)
-    stems = _stems([os.path.relpath(os.path.abspath(p), base) for p, _ in unique])
+    stems = output_stems([os.path.relpath(os.path.abspath(p), base) for p, _ in unique])
     return [BatchItem(p, stem, settings_digest, tuple(formats)) for (p, _), stem in zip(unique, stems)]
 
 
@@ -123,18 +123,6 @@ def _expand(text: str) -> list[tuple[str, str]]:
             raise InputError("matches no files", text)
         return [pair for match in matches for pair in _expand(match)]
     raise InputError("no such file or folder", text)
-
-
-def _stems(relative: list[str]) -> list[str]:
-    """Output stems (posix) for paths relative to the common root: the extension dropped,
-    except where two files would then share a stem."""
-    plain = [Path(r).with_suffix("").as_posix() for r in relative]
-    clashes = Counter(plain)
-    stems = [Path(r).as_posix() if clashes[s] > 1 else s for r, s in zip(relative, plain)]
-    dupes = [s for s, n in Counter(stems).items() if n > 1]
-    if dupes:
-        raise InputError(f"two inputs would write the same outputs ({dupes[0]}.*); rename one", dupes[0])
-    return stems
 
 
 # --- running ----------------------------------------------------------------------------
@@ -219,8 +207,8 @@ class _Batch:
         with _signals_deferred():
             try:
                 write_outputs(result.transcript, [self.out_dir / out for out in item.outputs])
-            except OSError as exc:
-                row = replace(row, status="failed", outputs=(), error=f"cannot write outputs ({exc.strerror or exc})")
+            except WitnessError as exc:
+                row = replace(row, status="failed", outputs=(), error=exc.message)
             self._record(row)
 
     def _record(self, row: ManifestRow) -> None:

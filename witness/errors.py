@@ -6,7 +6,10 @@ from pathlib import Path
 
 
 class WitnessError(Exception):
-    """A problem the user can fix; the CLI prints it as one line and exits non-zero."""
+    """A problem the user can fix; the CLI prints it as one line and exits with
+    ``exit_code`` (1: the run failed; the README's "Exit codes")."""
+
+    exit_code = 1
 
     def __init__(self, message: str, path: str | Path | None = None):
         self.path = None if path is None else str(path)
@@ -16,6 +19,16 @@ class WitnessError(Exception):
 
 class InputError(WitnessError):
     """Bad input file (audio, transcript, RTTM, STM): exit code 2."""
+
+    exit_code = 2
+
+
+class UsageError(WitnessError):
+    """A choice on the command line that cannot work (an output folder that cannot be
+    written, an output that would be replaced without --overwrite, a folder another batch
+    holds): exit code 2."""
+
+    exit_code = 2
 
 
 class ModelError(WitnessError):

@@ -2,7 +2,8 @@
 inputs read with one clear error.
 
 Every output Witness writes (transcripts, converted models, manifests) goes through
-``atomic_write``/``publish``: a temp file in the same folder, flushed, then renamed.
+``atomic_write``/``write_together``/``publish``: a temp file in the same folder, flushed,
+then renamed. ``check_output_folder`` tries an output folder before any work.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
+from typing import Sequence
 
-from witness.errors import InputError
+from witness.errors import InputError, UsageError
 
 CHUNK = 1 << 20
 
@@ -36,11 +38,22 @@ def sha256_file(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def name_max(folder: str | Path) -> int:
+    """The longest file name (bytes) the file system under ``folder`` allows."""
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
 def temp_beside(final_path: str | Path) -> Path:
-    """A fresh, empty temp path in the same folder as ``final_path`` (for ``publish``)."""
+    """A fresh, empty temp path in the same folder as ``final_path`` (for ``publish``),
+    named within the file system's name limit however long the final name is."""
     final = Path(final_path)
     final.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    room = name_max(final.parent) - len(".." + "x" * 8 + ".tmp")  # mkstemp adds 8 random characters
+    stem = final.name.encode()[: max(1, room)].decode(errors="ignore")
+    fd, name = tempfile.mkstemp(prefix=f".{stem}.", suffix=".tmp", dir=final.parent)
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
@@ -59,13 +72,41 @@ def publish(tmp_path: str | Path, final_path: str | Path) -> Path:
 
 def atomic_write(final_path: str | Path, data: str | bytes) -> Path:
     """Write ``data`` to ``final_path`` atomically; on any error the old file is untouched."""
-    tmp = temp_beside(final_path)
+    write_together([(Path(final_path), data)])
+    return Path(final_path)
+
+
+def write_together(files: Sequence[tuple[Path, str | bytes]]) -> None:
+    """Write every (path, data) or none: each goes to a temp file beside its path, and
+    only once all are on disk are they renamed into place. On any error (a full disk) the
+    temp files are removed and the old files are untouched."""
+    temps: list[Path] = []
     try:
-        if isinstance(data, str):
-            tmp.write_text(data, encoding="utf-8")
-        else:
-            tmp.write_bytes(data)
-        return publish(tmp, final_path)
+        for final, data in files:
+            temps.append(temp_beside(final))
+            if isinstance(data, str):
+                temps[-1].write_text(data, encoding="utf-8")
+            else:
+                temps[-1].write_bytes(data)
+        for tmp, (final, _) in zip(temps, files):
+            publish(tmp, final)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        for tmp in temps:
+            tmp.unlink(missing_ok=True)
         raise
+
+
+def check_output_folder(folder: str | Path) -> Path:
+    """Create ``folder`` (and its parents) and write a probe file there, before any work:
+    UsageError naming it when outputs could not be written there."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".witness-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except (FileExistsError, NotADirectoryError):
+        raise UsageError("cannot be an output folder: it, or a folder above it, is a file", folder) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write outputs here ({exc.strerror or exc})", folder) from None
+    return folder

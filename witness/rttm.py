@@ -43,10 +43,15 @@ def read_rttm(path: str | Path) -> dict[str, list[Turn]]:
 
 
 def format_rttm(turns: Iterable[Turn], file_id: str) -> str:
-    """RTTM text for ``turns`` (times to the millisecond)."""
-    file_id = "_".join(file_id.split()) or "audio"
+    """RTTM text for ``turns`` (times to the millisecond). RTTM fields are separated by
+    spaces, so spaces in the file id or a speaker's name ("Diane Smith") become ``_``."""
+    file_id = _field(file_id) or "audio"
     lines = [
-        f"SPEAKER {file_id} 1 {t.start:.3f} {t.end - t.start:.3f} <NA> <NA> {t.speaker} <NA> <NA>\n"
+        f"SPEAKER {file_id} 1 {t.start:.3f} {t.end - t.start:.3f} <NA> <NA> {_field(t.speaker) or '<NA>'} <NA> <NA>\n"
         for t in turns
     ]
     return "".join(lines)
+
+
+def _field(text: str) -> str:
+    return "_".join(text.split())

@@ -1,8 +1,9 @@
 """The transcript model: Word, Turn, Utterance, Transcript, and their JSON form.
 
 Every stage exchanges these frozen dataclasses. Times are seconds from the start of the
-audio (float). ``Transcript.to_json``/``from_json`` round-trip losslessly; the schema is
-documented in the README ("Transcript JSON").
+audio (float). ``Transcript.to_json`` writes times to the millisecond (no float noise
+such as 6.3999999999999995) and ``from_json`` reads back exactly what was written; the
+schema is documented in the README ("Transcript JSON").
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ class Transcript:
             "schema_version": SCHEMA_VERSION,
             "audio": {
                 "path": self.audio.path,
-                "duration": self.audio.duration,
+                "duration": _ms(self.audio.duration),
                 "sha256": self.audio.sha256,
                 "sample_rate": self.audio.sample_rate,
                 "channels": self.audio.channels,
@@ -131,8 +132,8 @@ class Transcript:
             "utterances": [
                 {
                     "speaker": u.speaker,
-                    "start": u.start,
-                    "end": u.end,
+                    "start": _ms(u.start),
+                    "end": _ms(u.end),
                     "text": u.text,
                     "words": [_word_to_dict(w) for w in u.words],
                 }
@@ -203,8 +204,8 @@ class Transcript:
 def _word_to_dict(w: Word) -> dict[str, Any]:
     p = w.probability
     return {
-        "start": w.start,
-        "end": w.end,
+        "start": _ms(w.start),
+        "end": _ms(w.end),
         "text": w.text,
         "probability": None if p is None or not math.isfinite(p) else p,
         "speaker": w.speaker,
@@ -223,7 +224,12 @@ def _word_from_dict(d: Mapping[str, Any]) -> Word:
 
 
 def _turn_to_dict(t: Turn) -> dict[str, Any]:
-    return {"start": t.start, "end": t.end, "speaker": t.speaker}
+    return {"start": _ms(t.start), "end": _ms(t.end), "speaker": t.speaker}
+
+
+def _ms(seconds: float) -> float:
+    """Seconds to the millisecond, as JSON writes them."""
+    return round(seconds, 3)
 
 
 def _turn_from_dict(d: Mapping[str, Any]) -> Turn:

@@ -1,26 +1,30 @@
 """Transcript writers: txt (default), md, json, srt, vtt, rttm, tsv; and atomic output files.
 
-Each writer is a function ``Transcript -> str``. ``write_outputs`` names files after the
-input (``DIR/<stem>.<ext>``), refuses to replace existing files unless told to, and writes
-each one atomically, so an interrupted run leaves only complete files.
+Each writer is a function ``Transcript -> str``. ``output_stems`` names files after the
+inputs (``DIR/<stem>.<ext>``, the extension kept where two inputs share a stem),
+``check_outputs_free`` refuses, before any work, to replace existing files unless told to
+or to use names the file system cannot hold, and ``write_outputs`` writes all of a file's
+outputs or none, each atomically, so an interrupted run leaves only complete files.
 """
 
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from witness.errors import WitnessError
-from witness.fileio import atomic_write
+from witness.errors import InputError, UsageError, WitnessError
+from witness.fileio import name_max, write_together
 from witness.merge import exclusive_turns
 from witness.rttm import format_rttm
 from witness.timecode import format_clock, format_subtitle
 from witness.transcript import Transcript, Turn, Utterance
 
 UNKNOWN = "UNKNOWN"  # label printed for unattributed words
-CUE_MAX_CHARS = 84  # two subtitle lines of 42 characters
+CUE_LINE_CHARS = 42  # subtitle convention: at most 2 lines of 42 characters, 7 s
+CUE_MAX_LINES = 2
 CUE_MAX_SECONDS = 7.0
 
 
@@ -61,50 +65,57 @@ class Cue:
     text: str
 
 
-def subtitle_cues(t: Transcript, max_chars: int = CUE_MAX_CHARS, max_seconds: float = CUE_MAX_SECONDS) -> list[Cue]:
-    """Utterances cut at word boundaries into cues of at most ``max_chars`` / ``max_seconds``."""
+def subtitle_cues(t: Transcript, speaker_prefix: bool = False, max_seconds: float = CUE_MAX_SECONDS) -> list[Cue]:
+    """Utterances cut at word boundaries into cues that wrap (``cue_lines``) to at most
+    two lines and last at most ``max_seconds``; with ``speaker_prefix`` the lines also hold
+    ``SPEAKER: `` before the text (as SRT shows it)."""
     cues: list[Cue] = []
     for u in t.utterances:
-        cues.extend(_split_utterance(u, max_chars, max_seconds))
+        prefix = f"{label(u.speaker)}: " if speaker_prefix else ""
+        cues.extend(_split_utterance(u, lambda text, prefix=prefix: len(cue_lines(prefix + text)) <= CUE_MAX_LINES, max_seconds))
     return cues
 
 
-def _split_utterance(u: Utterance, max_chars: int, max_seconds: float) -> Iterable[Cue]:
+def _split_utterance(u: Utterance, fits: Callable[[str], bool], max_seconds: float) -> Iterable[Cue]:
     if not u.words:
         yield Cue(u.start, u.end, u.speaker, u.text)
         return
     group: list = []
     for w in u.words:
         text = " ".join(x.text for x in group + [w])
-        if group and (len(text) > max_chars or w.end - group[0].start > max_seconds):
+        if group and (not fits(text) or w.end - group[0].start > max_seconds):
             yield Cue(group[0].start, group[-1].end, u.speaker, " ".join(x.text for x in group))
             group = []
         group.append(w)
     yield Cue(group[0].start, max(group[-1].end, group[0].start + 0.001), u.speaker, " ".join(x.text for x in group))
 
 
-def _lines(text: str) -> str:
-    return "\n".join(textwrap.wrap(text, width=CUE_MAX_CHARS // 2)) or text
+def cue_lines(text: str) -> list[str]:
+    """``text`` wrapped to subtitle lines of at most CUE_LINE_CHARS characters."""
+    return textwrap.wrap(text, width=CUE_LINE_CHARS) or [text]
 
 
 def to_srt(t: Transcript) -> str:
     blocks = [
-        f"{i}\n{format_subtitle(c.start)} --> {format_subtitle(c.end)}\n{_lines(f'{label(c.speaker)}: {c.text}')}\n"
-        for i, c in enumerate(subtitle_cues(t), start=1)
+        f"{i}\n{format_subtitle(c.start)} --> {format_subtitle(c.end)}\n"
+        + "\n".join(cue_lines(f"{label(c.speaker)}: {c.text}")) + "\n"
+        for i, c in enumerate(subtitle_cues(t, speaker_prefix=True), start=1)
     ]
     return "\n".join(blocks)
 
 
 def to_vtt(t: Transcript) -> str:
     blocks = [
-        f"{format_subtitle(c.start, '.')} --> {format_subtitle(c.end, '.')}\n<v {label(c.speaker)}>{_escape_vtt(c.text)}\n"
+        f"{format_subtitle(c.start, '.')} --> {format_subtitle(c.end, '.')}\n"
+        f"<v {_escape_vtt(label(c.speaker))}>" + "\n".join(_escape_vtt(line) for line in cue_lines(c.text)) + "\n"
         for c in subtitle_cues(t)
     ]
     return "WEBVTT\n\n" + "\n".join(blocks)
 
 
 def _escape_vtt(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("-->", "--&gt;")
+    """Cue text or a voice name as WebVTT needs it (``&``, ``<``, ``>`` as entities)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def to_rttm(t: Transcript) -> str:
@@ -134,24 +145,45 @@ WRITERS: dict[str, Callable[[Transcript], str]] = {
 }
 
 
-def output_paths(input_path: str | Path, out_dir: str | Path, formats: Sequence[str]) -> list[Path]:
-    stem = Path(input_path).stem
+def output_stems(names: Sequence[str]) -> list[str]:
+    """Output stems (posix) for input paths relative to where outputs go: the extension
+    dropped, except where two inputs would then share a stem ("call.mp3" and "call.m4a"
+    keep it); InputError when two would still write the same outputs."""
+    plain = [Path(n).with_suffix("").as_posix() for n in names]
+    clashes = Counter(plain)
+    stems = [Path(n).as_posix() if clashes[s] > 1 else s for n, s in zip(names, plain)]
+    dupes = [s for s, n in Counter(stems).items() if n > 1]
+    if dupes:
+        raise InputError(f"two inputs would write the same outputs ({dupes[0]}.*); rename one", dupes[0])
+    return stems
+
+
+def output_paths(stem: str, out_dir: str | Path, formats: Sequence[str]) -> list[Path]:
+    """``out_dir/<stem>.<format>`` per format (``stem`` from ``output_stems``)."""
     return [Path(out_dir) / f"{stem}.{fmt}" for fmt in formats]
 
 
 def check_outputs_free(paths: Sequence[Path], overwrite: bool) -> None:
-    """Refuse, before any work, to replace files the user already has."""
-    if overwrite:
-        return
+    """Refuse, before any work, to replace files the user already has (unless
+    ``overwrite``) or to use a name longer than the file system allows: UsageError."""
+    for path in paths:
+        limit = name_max(path.parent) if path.parent.is_dir() else 255
+        if len(path.name.encode()) > limit:
+            raise UsageError(f"file name too long ({len(path.name.encode())} bytes; this file system allows {limit})",
+                             path)
     taken = [p for p in paths if p.exists()]
-    if taken:
-        raise WitnessError("already exists (pass --overwrite to replace it)", taken[0])
+    if taken and not overwrite:
+        raise UsageError("already exists (pass --overwrite to replace it)", taken[0])
 
 
 def write_outputs(transcript: Transcript, paths: Sequence[Path]) -> list[Path]:
-    """Write each path (its extension picks the writer) atomically; everything is rendered
-    first, so a writer error leaves no output behind."""
+    """Write each path (its extension picks the writer): all of them or none. Everything is
+    rendered first, then written together (``fileio.write_together``); WitnessError naming
+    the folder when the disk refuses (full, read-only), with nothing left behind."""
     texts = [WRITERS[p.suffix[1:]](transcript) for p in paths]
-    for path, text in zip(paths, texts):
-        atomic_write(path, text)
+    try:
+        write_together(list(zip(paths, texts)))
+    except OSError as exc:
+        folder = paths[0].parent if paths else None
+        raise WitnessError(f"cannot write outputs ({exc.strerror or exc}); none were written", folder) from None
     return list(paths)

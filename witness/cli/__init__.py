@@ -14,7 +14,7 @@ import sys
 import click
 
 from witness import __version__
-from witness.errors import InputError, WitnessError
+from witness.errors import WitnessError
 
 DEFAULT_COMMAND = "transcribe"
 
@@ -47,7 +47,7 @@ class WitnessGroup(click.Group):
         except WitnessError as exc:
             if ctx.params.get("debug"):
                 raise
-            raise UserError(str(exc), 2 if isinstance(exc, InputError) else 1) from None
+            raise UserError(str(exc), exc.exit_code) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:  # a bug or a native failure: one line, traceback with --debug

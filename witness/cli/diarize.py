@@ -87,7 +87,7 @@ def _settings(base: DiarizationSettings, **options) -> DiarizationSettings:
     """``base`` with every option given on the command line."""
     given = {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items() if v is not None}
     settings = replace(base, **given)
-    check_speaker_bounds(settings.min_speakers, settings.max_speakers)
+    check_speaker_bounds(settings.num_speakers, settings.min_speakers, settings.max_speakers)
     return settings
 
 
@@ -97,7 +97,7 @@ def _one_file(path: Path, diarizer, bounds, fmt: str, output_dir: Path | None, o
     from witness.engines import diarization_info
     from witness.writers import WRITERS, check_outputs_free, output_paths, write_outputs
 
-    paths = output_paths(path, output_dir, [fmt]) if output_dir else []
+    paths = output_paths(path.stem, output_dir, [fmt]) if output_dir else []
     check_outputs_free(paths, overwrite)
     audio = load_audio(path)
     out = diarizer.run(audio.samples, bounds)

@@ -14,7 +14,7 @@ from typing import Callable
 import click
 
 models_dir_option = click.option(
-    "--models-dir", type=click.Path(file_okay=False, path_type=Path), envvar="WITNESS_MODELS_DIR",
+    "--models-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="WITNESS_MODELS_DIR",
     help="Folder searched first for model files (also $WITNESS_MODELS_DIR); for machines without network.",
 )
 

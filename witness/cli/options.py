@@ -15,9 +15,50 @@ def config_option(help_text: str = "A TOML file of settings (see config/default.
     return click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), help=help_text)
 
 
-def check_speaker_bounds(min_speakers: int | None, max_speakers: int | None) -> None:
+def check_speaker_bounds(num_speakers: int | None, min_speakers: int | None, max_speakers: int | None) -> None:
+    """BadParameter (a usage error, exit 2) when the speaker-count options contradict
+    each other (0 or None: not given)."""
     if min_speakers and max_speakers and min_speakers > max_speakers:
         raise click.BadParameter(f"--min-speakers {min_speakers} exceeds --max-speakers {max_speakers}")
+    if num_speakers and max_speakers and num_speakers > max_speakers:
+        raise click.BadParameter(f"--num-speakers {num_speakers} exceeds --max-speakers {max_speakers}")
+    if num_speakers and min_speakers and num_speakers < min_speakers:
+        raise click.BadParameter(f"--num-speakers {num_speakers} is below --min-speakers {min_speakers}")
+
+
+def speaker_count_warning(num_speakers: int, min_speakers: int, found: int) -> str | None:
+    """What to tell the user when the transcript has fewer speakers than asked for: the
+    clustering cannot make more speakers than the call has speech segments to tell apart
+    (``witness.diarize.clustering.SpeakerBounds.within``)."""
+    asked, option = (num_speakers, "--num-speakers") if num_speakers else (min_speakers, "--min-speakers")
+    if not asked or found >= asked:
+        return None
+    return (f"{option} {asked}: the transcript has {found} speaker{'s' * (found != 1)} "
+            "(the call has too few speech segments to tell more apart)")
+
+
+def check_device(device: str | None) -> None:
+    """BadParameter naming what is missing when an explicit ``--device`` cannot be had
+    (only ``auto`` falls back; ``cpu`` always can)."""
+    if device in (None, "auto", "cpu"):
+        return
+    from witness.accel.providers import INSTALL_HINT, NAMES, available_providers, short_name
+
+    available = available_providers()
+    if NAMES[device] not in available:
+        raise click.BadParameter(
+            f"{device}: this onnxruntime build has no {NAMES[device]} (it offers "
+            f"{', '.join(short_name(p) for p in available)}); {INSTALL_HINT}, or use --device auto",
+            param_hint="--device")
+
+
+def check_models_dir(models_dir: str | Path | None) -> None:
+    """BadParameter when --models-dir or $WITNESS_MODELS_DIR names no folder."""
+    import os
+
+    for value, hint in ((models_dir, "--models-dir"), (os.environ.get("WITNESS_MODELS_DIR"), "WITNESS_MODELS_DIR")):
+        if value and not Path(value).expanduser().is_dir():
+            raise click.BadParameter(f"{value}: no such folder", param_hint=hint)
 
 
 def for_each_file(ctx: click.Context, files: Sequence[Path], work: Callable[[Path], None]) -> None:
@@ -109,7 +150,10 @@ def apply_engine_options(settings, model=None, language=None, num_speakers=None,
             s = replace(s, whisper=replace(s.whisper, use_gpu=False))
     if diar:
         s = replace(s, diarization=replace(s.diarization, **diar))
-    check_speaker_bounds(s.diarization.min_speakers, s.diarization.max_speakers)
+    d = s.diarization
+    check_speaker_bounds(d.num_speakers, d.min_speakers, d.max_speakers)
+    check_device(device)
+    check_models_dir(s.models.dir)
     plan = {k: v for k, v in (("mode", None if serial is None else ("serial" if serial else "parallel")),
                               ("min_free_vram_gib", min_free_vram), ("threads", threads)) if v is not None}
     if plan:

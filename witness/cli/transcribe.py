@@ -8,10 +8,13 @@ from pathlib import Path
 import click
 
 from witness.cli.options import (
-    apply_engine_options, config_option, engine_options, for_each_file, parse_formats, parse_speaker_names)
+    apply_engine_options, config_option, engine_options, for_each_file, parse_formats, parse_speaker_names,
+    speaker_count_warning)
 from witness.cli.progress import StatusLine, enabled
+from witness.cli.stdin import STDIN, STDIN_NAME, readable
 from witness.config import load_settings
-from witness.writers import WRITERS, check_outputs_free, output_paths, write_outputs
+from witness.fileio import check_output_folder
+from witness.writers import WRITERS, check_outputs_free, output_paths, output_stems, write_outputs
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +29,7 @@ Examples:
   witness call.wav --no-diarize                 timestamped text, no speakers
   witness -v call.wav --serial                  engines one after the other; -v says why/how
   witness call.wav --words words.json --turns call.rttm   merge only (no engines)
+  some-recorder | witness - -o out              audio from standard input: out/stdin.txt
 """
 
 
@@ -51,19 +55,27 @@ def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, words_
                no_diarize, **engine):
     """Transcribe FILES and say who spoke each word.
 
-    Audio can be wav, flac, mp3, ogg/opus, m4a/aac, webm or anything FFmpeg reads.
-    Each file gets its own outputs; a bad file is reported in one line and the others
-    still run (exit 2 if any failed).
+    Audio can be wav, flac, mp3, ogg/opus, m4a/aac, webm or anything FFmpeg reads; `-` is
+    standard input. Each file gets its own outputs (two inputs with the same name but
+    another extension keep it: call.mp3.txt, call.m4a.txt); a bad file is reported in one
+    line and the others still run (exit 2 if any failed).
     """
     settings = apply_engine_options(load_settings(config_file), **engine)
     formats = formats or (settings.output.formats if output_dir else ("txt",))
     if output_dir is None and len(formats) > 1:
         raise click.BadParameter("several formats need -o DIR (stdout takes one)", param_hint="--format")
+    paths = {}
+    if output_dir:
+        stems = output_stems([STDIN_NAME if str(f) == STDIN else f.name for f in files])
+        paths = {f: output_paths(stem, check_output_folder(output_dir), formats) for f, stem in zip(files, stems)}
     run = _Run(settings, not no_diarize, words_file, turns_file, enabled(ctx), keep_workers=len(files) > 1)
 
     def one_file(path: Path) -> None:
-        transcript = run.transcript(path, output_paths(path, output_dir, formats) if output_dir else [], overwrite)
-        _emit(transcript.rename_speakers(speaker_names), path, files, output_dir, formats)
+        with readable(path) as source:
+            transcript = run.transcript(source, paths.get(path, []), overwrite)
+        transcript = _named(transcript, path, speaker_names)
+        _warn_speaker_count(transcript, path, settings.diarization, run.diarize)
+        _emit(transcript, path, files, paths.get(path), formats)
 
     try:
         for_each_file(ctx, files, one_file)
@@ -122,9 +134,29 @@ def _load(path: Path):
     return load_audio(path)
 
 
-def _emit(transcript, path: Path, files, output_dir, formats) -> None:
-    if output_dir:
-        write_outputs(transcript, output_paths(path, output_dir, formats))
+def _named(transcript, path: Path, names: dict[str, str]):
+    """``transcript`` with the speakers renamed (a warning for names of speakers it does
+    not have) and the input named as the user gave it (``-`` for standard input)."""
+    from dataclasses import replace
+
+    missing = [label for label in names if label not in transcript.speakers]
+    if missing:
+        log.warning("%s: --speaker-names: no speaker %s here (speakers: %s)", path, ", ".join(missing),
+                    ", ".join(transcript.speakers) or "none")
+    if str(path) == STDIN:
+        transcript = replace(transcript, audio=replace(transcript.audio, path=STDIN))
+    return transcript.rename_speakers(names)
+
+
+def _warn_speaker_count(transcript, path: Path, d, diarized: bool) -> None:
+    warning = speaker_count_warning(d.num_speakers, d.min_speakers, len(transcript.speakers)) if diarized else None
+    if warning:
+        log.warning("%s: %s", path, warning)
+
+
+def _emit(transcript, path: Path, files, paths: list[Path] | None, formats) -> None:
+    if paths:
+        write_outputs(transcript, paths)
         return
     if len(files) > 1:
         click.echo(f"==> {path} <==")
