@@ -119,3 +119,21 @@ def test_nan_and_inf_samples_become_silence(call, tmp_path, caplog):
         audio = load_audio(path)
     assert np.isfinite(audio.samples).all() and (audio.samples[1000:1010] == 0).all()
     assert "11 NaN/Inf samples replaced by silence" in caplog.text
+
+
+@pytest.mark.parametrize("value", [1e30, -100.0])
+def test_out_of_range_samples_are_clipped_with_one_warning(call, tmp_path, caplog, value):
+    from witness.audio import decode_to_file
+
+    samples, rate = call
+    loud = samples.copy()
+    loud[0, 5000] = value
+    path = encode(loud, rate, tmp_path / "loud.wav", "pcm_f32le", "wav", rate)
+    clean = load_audio(encode(samples, rate, tmp_path / "clean.wav", "pcm_f32le", "wav", rate)).samples
+    with caplog.at_level("WARNING"):
+        audio = load_audio(path)
+        decode_to_file(path, tmp_path / "loud.f32")
+    assert audio.samples[5000] == np.sign(value) and np.abs(audio.samples).max() <= 1.0
+    np.testing.assert_array_equal(np.delete(audio.samples, 5000), np.delete(clean, 5000))
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "loud.f32", dtype=np.float32), audio.samples)
+    assert caplog.text.count(f"{path}: 1 samples outside [-1, 1] clipped to it") == 2  # once per decode

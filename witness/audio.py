@@ -1,7 +1,9 @@
 """Audio in: any call recording -> 16 kHz float32, mono mix plus the original channels.
 
 Decoding is PyAV (FFmpeg's libraries, shipped inside the wheel: wav, flac, mp3, ogg/opus,
-m4a/aac, webm and the rest, with no system ffmpeg). Frames are resampled as they are
+m4a/aac, webm and the rest, with no system ffmpeg). Samples are made safe for the engines
+as they are decoded: NaN/Inf become silence and finite values outside [-1, 1] (a float
+WAV can hold 1e30) are clipped to it, each with one warning that says how many. Frames are resampled as they are
 decoded and written straight into one preallocated buffer, so an hours-long file costs one
 copy of its 16 kHz samples in memory (about 230 MB per channel-hour), never several.
 """
@@ -160,19 +162,22 @@ def _decode(container, stream, info: AudioInfo, sink) -> None:
     try:
         for frame in container.decode(stream):
             for out in resampler.resample(frame):
-                sink.append(_finite(out.to_ndarray(), sink))
+                sink.append(_sane(out.to_ndarray(), sink))
         for out in resampler.resample(None):
-            sink.append(_finite(out.to_ndarray(), sink))
+            sink.append(_sane(out.to_ndarray(), sink))
     except av.error.FFmpegError as exc:
         raise InputError(
             f"corrupt audio data after {sink.length / SAMPLE_RATE:.1f} s ({_reason(exc)})", info.path
         ) from None
     if sink.bad_values:
         log.warning("%s: %d NaN/Inf samples replaced by silence", info.path, sink.bad_values)
+    if sink.clipped:
+        log.warning("%s: %d samples outside [-1, 1] clipped to it", info.path, sink.clipped)
 
 
-def _finite(block: np.ndarray, sink) -> np.ndarray:
-    """(channels, k) float32 with NaN/Inf replaced by 0 (counted on the sink)."""
+def _sane(block: np.ndarray, sink) -> np.ndarray:
+    """(channels, k) float32 with NaN/Inf replaced by 0 and finite values outside [-1, 1]
+    clipped to it (both counted on the sink: ``bad_values``, ``clipped``)."""
     block = np.asarray(block, dtype=np.float32)
     if block.ndim == 1:
         block = block[None, :]
@@ -180,6 +185,10 @@ def _finite(block: np.ndarray, sink) -> np.ndarray:
     if not finite.all():
         sink.bad_values += int(block.size - finite.sum())
         block = np.where(finite, block, 0.0).astype(np.float32)
+    loud = np.abs(block) > 1.0
+    if loud.any():
+        sink.clipped += int(loud.sum())
+        block = np.clip(block, -1.0, 1.0)
     return block
 
 
@@ -190,6 +199,7 @@ class _FileSink:
         self.out = out
         self.length = 0
         self.bad_values = 0
+        self.clipped = 0
 
     def append(self, block: np.ndarray) -> None:
         block.mean(axis=0, dtype=np.float32).tofile(self.out)
@@ -205,6 +215,7 @@ class _Buffer:
         self.channels = np.empty((n_channels, estimate), dtype=np.float32) if n_channels else None
         self.length = 0
         self.bad_values = 0
+        self.clipped = 0
 
     def append(self, block: np.ndarray) -> None:
         """``block``: (channels, k) finite float32 from the resampler."""

@@ -160,8 +160,9 @@ class _Batch:
                  report: Callable[[ManifestRow], None] | None):
         self.items, self.out_dir, self.manifest = items, out_dir, manifest
         self.force, self.report = force, report
-        self.previous = manifest.latest()
-        self.ours = {out for row in manifest.rows() if row.status == "ok" for out in row.outputs}
+        rows = manifest.rows()  # read once: a damaged line is warned about once
+        self.previous = {row.input: row for row in rows}  # the last row of each input
+        self.ours = {out for row in rows if row.status == "ok" for out in row.outputs}
         self.pending: dict[str, tuple[BatchItem, ManifestRow]] = {}  # by input path, as found
         self.rows: list[ManifestRow] = []
 

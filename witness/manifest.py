@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
-from witness.errors import WitnessError
+from witness.errors import UsageError
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class Manifest:
         try:
             lock.acquire(timeout=0)
         except Timeout:
-            raise WitnessError("another witness batch is writing to this folder; wait for it to finish",
+            raise UsageError("another witness batch is writing to this folder; wait for it to finish",
                                self.path.parent) from None
         self._lock = lock
         return self

@@ -14,6 +14,7 @@ import click
 from witness.cli.options import apply_engine_options, config_option, engine_options, parse_formats
 from witness.cli.progress import BatchBar, enabled
 from witness.config import load_settings
+from witness.fileio import check_output_folder
 from witness.writers import WRITERS
 
 EXAMPLES = """
@@ -27,7 +28,8 @@ Examples:
 \b
 A re-run of the same command skips what is done (same input, same settings) and retries
 the rest. OUTDIR/witness-manifest.jsonl records every file: see the README ("witness batch").
-Exit codes: 0 every file done, 2 some failed (listed at the end), 130 interrupted (Ctrl-C),
+Exit codes: 0 every file done, 2 some failed (listed at the end), or bad usage (an OUTDIR
+that cannot be written, or that another batch is writing to), 130 interrupted (Ctrl-C),
 143 stopped by SIGTERM.
 """
 
@@ -60,6 +62,7 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, config_file, no_
 
     settings = apply_engine_options(load_settings(config_file), **engine)
     items = find_items(inputs, formats or settings.output.formats, settings_hash(settings, not no_diarize))
+    check_output_folder(output_dir)
     quiet = quiet or bool(ctx.find_root().params.get("quiet"))
     view = _View(items, enabled(ctx) and not quiet)
     started = time.perf_counter()
