@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from witness.cli import main
+from witness import shm as shm_module
 from witness.manifest import MANIFEST_NAME, Manifest
 from witness.transcript import read_transcript
 from witness.workers import CRASH_FOR_TESTS
@@ -169,8 +170,8 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sa
     for name in ("a.wav", "b.wav", "c.wav"):
         shutil.copy(sample_call / "sample.wav", calls / name)
     out = tmp_path / "out"
-    shm_before = set(Path("/dev/shm").glob("witness-audio-*"))
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    shm = tmp_path / "shm"  # a private folder for the decoded audio: other runs may share /dev/shm
+    env = {**os.environ, "PYTHONPATH": str(REPO), shm_module.FOLDER_ENV: str(shm)}
     proc = subprocess.Popen([sys.executable, "-m", "witness", "batch", str(calls), "-o", str(out), "--format", "json",
                              "--models-dir", str(models_dir)], env=env, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -189,7 +190,7 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sa
     assert all(line.endswith("\n") for line in lines) and rows[0]["status"] == "ok" and len(rows) < 3
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(
         [MANIFEST_NAME] + [Path(r["input"]).stem + ".json" for r in rows])
-    assert set(Path("/dev/shm").glob("witness-audio-*")) <= shm_before  # no decoded audio left behind
+    assert list(shm.iterdir()) == []  # no decoded audio left behind
     assert not _group_alive(proc.pid), "a worker outlived the batch"
 
 

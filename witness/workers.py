@@ -13,15 +13,14 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
-import queue
 import signal
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from witness import shm
 from witness.errors import WitnessError
 from witness.progress import Progress
 
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PARENT_CHECK_SECONDS = 1.0  # how often an idle worker checks that its parent still lives
 CRASH_FOR_TESTS = "WITNESS_TEST_CRASH"  # "<worker name>[:<job number>]": that job dies of SIGKILL
 
 
@@ -44,24 +42,17 @@ class WorkerDied(WitnessError):
         super().__init__(f"the {name} worker died ({how}) while working on it", job or None)
 
 
-def _new_samples_file() -> str:
-    """An empty file for decoded samples: in /dev/shm (memory) where there is one."""
-    folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    fd, path = tempfile.mkstemp(prefix="witness-audio-", suffix=".f32", dir=folder)
-    os.close(fd)
-    return path
-
-
 @dataclass(frozen=True)
 class SharedAudio:
-    """A read-only view of decoded samples that any process can map: (length,) float32."""
+    """A read-only view of decoded samples that any process can map: (length,) float32,
+    in a file made and reaped by ``witness.shm``."""
 
     path: str
     length: int
 
     @classmethod
     def create(cls, samples: np.ndarray) -> "SharedAudio":
-        path = _new_samples_file()
+        path = shm.new_file()
         with open(path, "wb") as f:
             np.asarray(samples, dtype=np.float32).tofile(f)
         return cls(path, int(len(samples)))
@@ -72,11 +63,11 @@ class SharedAudio:
         process); InputError for bad audio, and nothing left behind."""
         from witness.audio import decode_to_file
 
-        path = _new_samples_file()
+        path = shm.new_file()
         try:
             info, length = decode_to_file(source, path)
         except BaseException:
-            os.unlink(path)
+            shm.remove(path)
             raise
         return info, cls(path, length)
 
@@ -86,7 +77,7 @@ class SharedAudio:
         return np.memmap(self.path, dtype=np.float32, mode="r", shape=(self.length,))
 
     def unlink(self) -> None:
-        Path(self.path).unlink(missing_ok=True)
+        shm.remove(self.path)
 
 
 @dataclass(frozen=True)
@@ -115,20 +106,27 @@ class Worker:
     def __init__(self, name: str, factory: Callable[..., Any], args: tuple = ()):
         self.name = name
         ctx = multiprocessing.get_context("spawn")
-        self._inbox = ctx.Queue()
-        # A pipe, not a Queue: the worker's sends are written before it takes the next job,
-        # so an answer is never lost in a feeder thread when the process dies right after.
+        # Pipes, not Queues: the worker's sends are written before it takes the next job, so
+        # an answer is never lost in a feeder thread when the process dies right after; and
+        # pipes hold no semaphores, which a killed parent would leave to the resource tracker.
+        inbox, self._inbox = ctx.Pipe(duplex=False)
         self._events, sender = ctx.Pipe(duplex=False)
-        self._process = ctx.Process(target=_serve, args=(name, factory, args, self._inbox, sender),
+        self._process = ctx.Process(target=_serve, args=(name, factory, args, inbox, sender),
                                     name=f"witness-{name}", daemon=True)
         self._process.start()
-        sender.close()  # the worker holds the only sender: its death reads as end of file
+        # The worker holds the only sender (its death reads as end of file) and the only
+        # inbox reader; this process the only inbox sender (its death ends the worker).
+        sender.close()
+        inbox.close()
         self._jobs = 0
         self.running: str | None = None  # the key of the job the worker has started and not answered
 
     def submit(self, job: Job) -> None:
         self._jobs += 1
-        self._inbox.put(Job(job.key, job.audio, self._jobs))
+        try:
+            self._inbox.send(Job(job.key, job.audio, self._jobs))
+        except OSError:
+            pass  # the worker is gone: next_event says so, and the flow resubmits the job
 
     def next_event(self, timeout: float = 0.2) -> Event | None:
         """The worker's next event, or None after ``timeout`` s without one; WorkerDied
@@ -180,15 +178,14 @@ class Worker:
         within ``timeout`` s."""
         if self._process.is_alive():
             try:
-                self._inbox.put(None)
-            except (OSError, ValueError):
+                self._inbox.send(None)
+            except OSError:
                 pass
             self._process.join(timeout)
         if self._process.is_alive():
             self._process.kill()
             self._process.join(timeout)
         self._inbox.close()
-        self._inbox.cancel_join_thread()  # jobs never read by a killed worker must not block exit
         self._events.close()
 
     def __enter__(self) -> "Worker":
@@ -207,9 +204,17 @@ def wait_any(workers: list[Worker], timeout: float) -> None:
 
 
 def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events) -> None:
-    """The worker process: build the engine on the first job, then answer jobs until None."""
+    """The worker process: build the engine on the first job, then answer jobs until None.
+    A parent that is gone (killed outright) ends the worker quietly: nobody is listening."""
     for stop in (signal.SIGINT, signal.SIGTERM):  # stopping is the parent's to handle (it closes us)
         signal.signal(stop, signal.SIG_IGN)
+    try:
+        _answer_jobs(name, factory, args, inbox, events)
+    except (BrokenPipeError, ConnectionResetError, EOFError):
+        pass
+
+
+def _answer_jobs(name: str, factory: Callable[..., Any], args: tuple, inbox, events) -> None:
     engine = None
     while (job := _next_job(inbox)) is not None:
         events.send(Event("start", job.key))
@@ -219,6 +224,8 @@ def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events) -
                 engine = factory(*args)
             result = engine(job.audio.open(), lambda *p: events.send(Event("progress", job.key, p)))
             events.send(Event("done", job.key, result))
+        except (BrokenPipeError, ConnectionResetError):
+            raise
         except WitnessError as exc:  # the same kind (exit code), naming the file the job was for
             events.send(Event("error", job.key, type(exc)(exc.message, exc.path or job.key)))
         except Exception as exc:  # a bug or a library error: reported, the worker lives on
@@ -226,15 +233,9 @@ def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events) -
 
 
 def _next_job(inbox) -> Job | None:
-    """The next job; None when told to stop, or once the parent process is gone (a parent
-    killed outright cannot close its workers, and they must not linger)."""
-    parent = multiprocessing.parent_process()
-    while True:
-        try:
-            return inbox.get(timeout=PARENT_CHECK_SECONDS)
-        except queue.Empty:
-            if parent is not None and not parent.is_alive():
-                return None
+    """The next job; None when told to stop. A parent killed outright cannot close its
+    workers: its end of the inbox closes with it, and the worker ends (EOFError)."""
+    return inbox.recv()
 
 
 def _maybe_crash_for_tests(name: str, number: int) -> None:
