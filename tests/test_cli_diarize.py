@@ -46,7 +46,7 @@ def test_output_dir_json_and_speaker_count(sample_call, models_dir, tmp_path):
     assert data["engines"]["diarization"]["embedding"] == "ge2e-pooled"
     assert data["engines"]["diarization"]["segmentation"] == SEGMENTATION_INT8.name
     again = run("diarize", sample_call / "sample.wav", "--models-dir", models_dir, "-o", out, "--format", "json")
-    one_line_error(again, 1, f"witness: {out / 'sample.json'}: already exists")
+    one_line_error(again, 2, f"witness: {out / 'sample.json'}: already exists")
 
 
 def test_a_bad_file_is_reported_and_the_others_still_run(sample_call, models_dir, tmp_path):

@@ -67,7 +67,7 @@ def test_audio_path_finds_its_json(sample_json, tmp_path):
 
 def test_nothing_matches_exits_1(sample_json):
     gap = run("quote", str(sample_json), "3")  # before anyone speaks
-    assert (gap.exit_code, gap.stdout, gap.stderr) == (1, "", f"{sample_json}: nothing matches\n")
+    assert (gap.exit_code, gap.stdout, gap.stderr) == (1, "", f"witness: {sample_json}: nothing matches\n")
     as_json = run("quote", str(sample_json), "--grep", "Kansas", "--json")
     assert as_json.exit_code == 1 and json.loads(as_json.stdout)["quotes"] == []
 

@@ -34,8 +34,8 @@ def test_every_utterance_gets_the_right_speaker(sample_call, words_json, tmp_pat
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
     transcript = read_transcript(out / "sample.json")
-    truth = {(round(w.start, 6), w.text): w.speaker for w in spread_words(read_stm(sample_call / "sample.stm"))}
-    assert all(truth[(round(w.start, 6), w.text)] == w.speaker for w in transcript.words)
+    truth = {(round(w.start, 3), w.text): w.speaker for w in spread_words(read_stm(sample_call / "sample.stm"))}
+    assert all(truth[(w.start, w.text)] == w.speaker for w in transcript.words)  # JSON times are to the ms
     assert transcript.speakers == ("Diane", "Sheila")
     assert transcript.audio.duration == pytest.approx(30.0, abs=0.01) and len(transcript.audio.sha256) == 64
     lines = (out / "sample.txt").read_text().splitlines()
@@ -57,7 +57,7 @@ def test_txt_goes_to_stdout_by_default(sample_call, words_json):
 def test_existing_outputs_are_never_overwritten_silently(sample_call, words_json, tmp_path):
     (tmp_path / "sample.json").write_text("precious")
     result = run(sample_call / "sample.wav", "--words", words_json, "-o", tmp_path, "--format", "json")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a usage error (README, "Exit codes")
     assert result.stderr == f"witness: {tmp_path / 'sample.json'}: already exists (pass --overwrite to replace it)\n"
     assert (tmp_path / "sample.json").read_text() == "precious"
     again = run(sample_call / "sample.wav", "--words", words_json, "-o", tmp_path, "--format", "json", "--overwrite")

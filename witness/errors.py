@@ -33,3 +33,13 @@ class UsageError(WitnessError):
 
 class ModelError(WitnessError):
     """A model that is missing, corrupt or fails its checksum."""
+
+
+class ModelNotHere(ModelError):
+    """A model that is not on this machine and is not to be downloaded; ``hint`` says
+    where to put it. ``offline``: whether that is because witness is offline (the message
+    says so only then; ``witness models path`` never downloads either)."""
+
+    def __init__(self, name: str, hint: str, offline: bool):
+        self.name, self.hint, self.offline = name, hint, offline
+        super().__init__(f"model {name} is not here{' and witness is offline' if offline else ''}: {hint}")

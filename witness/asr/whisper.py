@@ -162,7 +162,8 @@ class WhisperEngine:
         wanted = self.options.language
         if not self.info.hparams.multilingual:
             if wanted not in (None, "en", "auto"):
-                log.warning("%s is English-only: language %r ignored", self.model_path, wanted)
+                log.warning("model %s is English-only: language %r ignored",
+                            self.model_name or Path(self.model_path).name, wanted)
             return "en"
         if wanted in (None, "auto"):
             return "auto"

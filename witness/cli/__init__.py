@@ -17,6 +17,7 @@ from witness import __version__
 from witness.errors import WitnessError
 
 DEFAULT_COMMAND = "transcribe"
+GLOBAL_FLAGS = ("--debug", "-v", "--verbose", "-q", "--quiet")
 
 
 class UserError(click.ClickException):
@@ -31,14 +32,18 @@ class UserError(click.ClickException):
 
 
 class WitnessGroup(click.Group):
-    """``witness FILE…`` means ``witness transcribe FILE…``; library errors become one line."""
+    """``witness FILE…`` means ``witness transcribe FILE…``; the global flags (``-q``,
+    ``-v``, ``--debug``) work after the command too; library errors become one line."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         i = 0
-        while i < len(args) and args[i] in ("--debug", "-v", "--verbose", "-q", "--quiet"):
+        while i < len(args) and args[i] in GLOBAL_FLAGS:
             i += 1
         if i < len(args) and args[i] not in self.commands and args[i] not in ("--help", "-h", "--version"):
             args = args[:i] + [DEFAULT_COMMAND] + args[i:]
+        if i < len(args) and args[i] in self.commands:
+            hoisted, rest = _hoist_global_flags(self.commands[args[i]], args[i + 1:])
+            args = args[:i] + hoisted + [args[i]] + rest
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context):
@@ -48,12 +53,49 @@ class WitnessGroup(click.Group):
             if ctx.params.get("debug"):
                 raise
             raise UserError(str(exc), exc.exit_code) from None
+        except click.UsageError as exc:  # click's usage, hint and "Error:" lines made one line
+            raise UserError(exc.format_message(), exc.exit_code) from None
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
             raise
         except Exception as exc:  # a bug or a native failure: one line, traceback with --debug
             if ctx.params.get("debug"):
                 raise
             raise UserError(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", 1) from None
+
+
+def _hoist_global_flags(command: click.Command, args: list[str]) -> tuple[list[str], list[str]]:
+    """(the global flags among ``command``'s arguments, the rest): a flag is global unless
+    the command defines it too (``batch -q``), it is an option's value, or it follows ``--``."""
+    own, takes_value = _option_names(command)
+    hoisted: list[str] = []
+    rest: list[str] = []
+    value_next = False
+    for n, arg in enumerate(args):
+        if arg == "--":
+            rest.extend(args[n:])
+            break
+        if arg in GLOBAL_FLAGS and arg not in own and not value_next:
+            hoisted.append(arg)
+            continue
+        rest.append(arg)
+        value_next = not value_next and arg in takes_value
+    return hoisted, rest
+
+
+def _option_names(command: click.Command) -> tuple[set[str], set[str]]:
+    """The option names of ``command`` and its subcommands: all, and those taking a value."""
+    names: set[str] = set()
+    takes_value: set[str] = set()
+    todo = [command]
+    while todo:
+        current = todo.pop()
+        todo.extend(getattr(current, "commands", {}).values())
+        for param in current.params:
+            if isinstance(param, click.Option):
+                names.update(param.opts + param.secondary_opts)
+                if not param.is_flag and not param.count:
+                    takes_value.update(param.opts)
+    return names, takes_value
 
 
 @click.group(cls=WitnessGroup, context_settings={"help_option_names": ["-h", "--help"]})

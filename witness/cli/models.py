@@ -68,7 +68,13 @@ def pull(ctx: click.Context, name: str, models_dir: Path | None) -> None:
 @models_dir_option
 def path_cmd(name: str, models_dir: Path | None) -> None:
     """Print the file model NAME resolves to, without downloading (fails if it is not here)."""
-    click.echo(_resolve(name, models_dir, offline=True))
+    from witness.errors import ModelNotHere
+    from witness.models.store import is_offline
+
+    try:
+        click.echo(_resolve(name, models_dir, offline=True))
+    except ModelNotHere as exc:  # not downloading is this command's rule, not offline's
+        raise ModelNotHere(exc.name, exc.hint, offline=is_offline()) from None
 
 
 def _resolve(name: str, models_dir: Path | None, offline: bool, progress=None) -> Path:

@@ -16,14 +16,14 @@ def config_option(help_text: str = "A TOML file of settings (see config/default.
 
 
 def check_speaker_bounds(num_speakers: int | None, min_speakers: int | None, max_speakers: int | None) -> None:
-    """BadParameter (a usage error, exit 2) when the speaker-count options contradict
-    each other (0 or None: not given)."""
+    """UsageError (exit 2) when the speaker-count options contradict each other (0 or
+    None: not given)."""
     if min_speakers and max_speakers and min_speakers > max_speakers:
-        raise click.BadParameter(f"--min-speakers {min_speakers} exceeds --max-speakers {max_speakers}")
+        raise click.UsageError(f"--min-speakers {min_speakers} exceeds --max-speakers {max_speakers}")
     if num_speakers and max_speakers and num_speakers > max_speakers:
-        raise click.BadParameter(f"--num-speakers {num_speakers} exceeds --max-speakers {max_speakers}")
+        raise click.UsageError(f"--num-speakers {num_speakers} exceeds --max-speakers {max_speakers}")
     if num_speakers and min_speakers and num_speakers < min_speakers:
-        raise click.BadParameter(f"--num-speakers {num_speakers} is below --min-speakers {min_speakers}")
+        raise click.UsageError(f"--num-speakers {num_speakers} is below --min-speakers {min_speakers}")
 
 
 def speaker_count_warning(num_speakers: int, min_speakers: int, found: int) -> str | None:
@@ -38,7 +38,7 @@ def speaker_count_warning(num_speakers: int, min_speakers: int, found: int) -> s
 
 
 def check_device(device: str | None) -> None:
-    """BadParameter naming what is missing when an explicit ``--device`` cannot be had
+    """UsageError naming what is missing when an explicit ``--device`` cannot be had
     (only ``auto`` falls back; ``cpu`` always can)."""
     if device in (None, "auto", "cpu"):
         return
@@ -46,19 +46,18 @@ def check_device(device: str | None) -> None:
 
     available = available_providers()
     if NAMES[device] not in available:
-        raise click.BadParameter(
-            f"{device}: this onnxruntime build has no {NAMES[device]} (it offers "
-            f"{', '.join(short_name(p) for p in available)}); {INSTALL_HINT}, or use --device auto",
-            param_hint="--device")
+        raise click.UsageError(
+            f"--device {device}: this onnxruntime build has no {NAMES[device]} (it offers "
+            f"{', '.join(short_name(p) for p in available)}); {INSTALL_HINT}, or use --device auto")
 
 
 def check_models_dir(models_dir: str | Path | None) -> None:
-    """BadParameter when --models-dir or $WITNESS_MODELS_DIR names no folder."""
+    """UsageError when --models-dir or $WITNESS_MODELS_DIR names no folder."""
     import os
 
     for value, hint in ((models_dir, "--models-dir"), (os.environ.get("WITNESS_MODELS_DIR"), "WITNESS_MODELS_DIR")):
         if value and not Path(value).expanduser().is_dir():
-            raise click.BadParameter(f"{value}: no such folder", param_hint=hint)
+            raise click.UsageError(f"{hint} {value}: no such folder")
 
 
 def for_each_file(ctx: click.Context, files: Sequence[Path], work: Callable[[Path], None]) -> None:

