@@ -10,6 +10,7 @@ copy of its 16 kHz samples in memory (about 230 MB per channel-hour), never seve
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from dataclasses import dataclass
@@ -75,8 +76,17 @@ def decode_to_file(path: str | Path, dest: str | Path) -> tuple[AudioInfo, int]:
     return info, sink.length
 
 
-def _decode_into(path: Path, make_sink):
-    """Open, decode into ``make_sink(info)``, and check the result; returns (info, sink)."""
+def probe(path: str | Path) -> AudioInfo:
+    """What ``path`` holds, from its header alone (milliseconds, nothing decoded): the
+    checks decoding starts with, so a file that is missing, empty or not audio fails at
+    once (InputError); truncation and damage further in show only when decoding."""
+    with _opened(Path(path)) as (_, _, info):
+        return info
+
+
+@contextlib.contextmanager
+def _opened(path: Path):
+    """(container, audio stream, info) of ``path``, open; InputError when it has none."""
     _check_file(path)
     import av  # lazy: keeps `witness --help` light
 
@@ -88,7 +98,12 @@ def _decode_into(path: Path, make_sink):
         stream = next((s for s in container.streams if s.type == "audio"), None)
         if stream is None:
             raise InputError("has no audio stream", path)
-        info = _info(path, container, stream)
+        yield container, stream, _info(path, container, stream)
+
+
+def _decode_into(path: Path, make_sink):
+    """Open, decode into ``make_sink(info)``, and check the result; returns (info, sink)."""
+    with _opened(path) as (container, stream, info):
         sink = make_sink(info)
         _decode(container, stream, info, sink)
     duration = sink.length / SAMPLE_RATE

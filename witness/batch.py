@@ -139,10 +139,11 @@ def run_batch(items: Sequence[BatchItem], out_dir: str | Path, settings: Setting
 
     with Manifest(Path(out_dir) / MANIFEST_NAME) as manifest:
         batch = _Batch(items, Path(out_dir), manifest, options.force, report)
+        todo = batch.triage()
         engines = Orchestrator(settings, diarize=diarize, keep_workers=True)
         completed = False
         try:
-            flow = engines.transcribe_many(batch.jobs(), options.jobs or None, options.retries, progress)
+            flow = engines.transcribe_many(batch.jobs(todo), options.jobs or None, options.retries, progress)
             with contextlib.closing(flow):
                 for result in flow:
                     batch.finish(result)
@@ -166,34 +167,54 @@ class _Batch:
         self.pending: dict[str, tuple[BatchItem, ManifestRow]] = {}  # by input path, as found
         self.rows: list[ManifestRow] = []
 
-    def jobs(self) -> Iterator[FileJob]:
-        """The files to transcribe; on the way, files done before are recorded as skipped,
-        and files that cannot be read or would replace foreign outputs as failed."""
+    def triage(self) -> list[BatchItem]:
+        """The items worth starting. The others fail here, before any engine work, so a
+        file that fails at once is reported at once, not after the files ahead of it: not
+        audio (missing, empty, no audio stream: its header is enough, ``audio.probe``), or
+        outputs the batch did not write in the way."""
+        todo = []
         for item in self.items:
+            error = self._quick_check(item)
+            if error is None:
+                todo.append(item)
+                continue
+            row = ManifestRow(input=os.path.abspath(item.input), settings_hash=item.settings_hash, status="failed")
+            with contextlib.suppress(OSError):
+                row = replace(row, size=os.path.getsize(item.input), sha256=sha256_file(item.input))
+            self._record(replace(row, error=error, finished=_now()))
+        return todo
+
+    def _quick_check(self, item: BatchItem) -> str | None:
+        """Why ``item`` fails before it starts, or None."""
+        from witness.audio import probe
+
+        try:
+            probe(item.input)
+        except InputError as exc:
+            return exc.message
+        foreign = [out for out in item.outputs if out not in self.ours and (self.out_dir / out).exists()]
+        if foreign and not self.force:
+            return (f"{self.out_dir / foreign[0]} already exists and was not written by witness batch "
+                    "(pass --force to replace it)")
+        return None
+
+    def jobs(self, items: Sequence[BatchItem]) -> Iterator[FileJob]:
+        """The files to transcribe; on the way, files done before are recorded as skipped,
+        and files that cannot be read as failed."""
+        for item in items:
             row = ManifestRow(input=os.path.abspath(item.input), settings_hash=item.settings_hash, status="failed")
             try:
                 row = replace(row, size=os.path.getsize(item.input), sha256=sha256_file(item.input))
             except OSError as exc:
                 self._record(replace(row, error=f"cannot read ({exc.strerror or exc})", finished=_now()))
                 continue
-            verdict = self._verdict(item, row)
-            if verdict is not None:
-                self._record(verdict)
+            done = self.previous.get(row.input)
+            if not self.force and done is not None and _same_work(done, row, item.outputs, self.out_dir):
+                self._record(replace(done, status="skipped", wall_time=0.0, rtf=None, error=None, attempts=0,
+                                     finished=_now()))
                 continue
             self.pending[item.input] = (item, row)
             yield FileJob(item.input, row.sha256 or "")
-
-    def _verdict(self, item: BatchItem, row: ManifestRow) -> ManifestRow | None:
-        """A skipped row when the manifest says this work is done, a failed row when the
-        outputs would replace files the batch did not write; None: to do."""
-        done = self.previous.get(row.input)
-        if not self.force and done is not None and _same_work(done, row, item.outputs, self.out_dir):
-            return replace(done, status="skipped", wall_time=0.0, rtf=None, error=None, attempts=0, finished=_now())
-        foreign = [out for out in item.outputs if out not in self.ours and (self.out_dir / out).exists()]
-        if foreign and not self.force:
-            return replace(row, finished=_now(), error=f"{self.out_dir / foreign[0]} already exists and was not "
-                                                       "written by witness batch (pass --force to replace it)")
-        return None
 
     def finish(self, result: FileResult) -> None:
         """Write a finished file's outputs and its row together (Ctrl-C or SIGTERM wait for both)."""

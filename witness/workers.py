@@ -111,7 +111,8 @@ class Worker:
         # pipes hold no semaphores, which a killed parent would leave to the resource tracker.
         inbox, self._inbox = ctx.Pipe(duplex=False)
         self._events, sender = ctx.Pipe(duplex=False)
-        self._process = ctx.Process(target=_serve, args=(name, factory, args, inbox, sender),
+        level = logging.getLogger().getEffectiveLevel()  # -v and --debug reach the worker's log
+        self._process = ctx.Process(target=_serve, args=(name, factory, args, inbox, sender, level),
                                     name=f"witness-{name}", daemon=True)
         self._process.start()
         # The worker holds the only sender (its death reads as end of file) and the only
@@ -203,11 +204,12 @@ def wait_any(workers: list[Worker], timeout: float) -> None:
         wait([h for w in workers for h in w.handles], timeout)
 
 
-def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events) -> None:
+def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events, level: int) -> None:
     """The worker process: build the engine on the first job, then answer jobs until None.
     A parent that is gone (killed outright) ends the worker quietly: nobody is listening."""
     for stop in (signal.SIGINT, signal.SIGTERM):  # stopping is the parent's to handle (it closes us)
         signal.signal(stop, signal.SIG_IGN)
+    logging.basicConfig(level=level, format="witness: %(message)s")  # as the parent's, on the same stderr
     try:
         _answer_jobs(name, factory, args, inbox, events)
     except (BrokenPipeError, ConnectionResetError, EOFError):

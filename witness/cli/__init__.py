@@ -113,9 +113,33 @@ def main(ctx: click.Context, debug: bool, verbose: bool, quiet: bool) -> None:
     witness quote out/call.json 09:32     what was said at 09:32
     witness eval der ref.rttm hyp.rttm    diarization error rate
     """
-    level = logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING
-    logging.basicConfig(level=level, format="witness: %(message)s", stream=sys.stderr)
+    _log_to_stderr(logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING)
     ctx.obj = {"debug": debug, "verbose": verbose, "quiet": quiet}
+
+
+class _StderrHandler(logging.StreamHandler):
+    """``witness: <message>`` lines on whatever ``sys.stderr`` is when a record comes (click's
+    test runner swaps it for each invocation)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(logging.Formatter("witness: %(message)s"))
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
+def _log_to_stderr(level: int) -> None:
+    """Log records of ``level`` and above to stderr, one handler however often main runs."""
+    root = logging.getLogger()
+    if not any(isinstance(h, _StderrHandler) for h in root.handlers):
+        root.addHandler(_StderrHandler())
+    root.setLevel(level)
 
 
 def _register() -> None:

@@ -152,7 +152,6 @@ def apply_engine_options(settings, model=None, language=None, num_speakers=None,
     d = s.diarization
     check_speaker_bounds(d.num_speakers, d.min_speakers, d.max_speakers)
     check_device(device)
-    check_models_dir(s.models.dir)
     plan = {k: v for k, v in (("mode", None if serial is None else ("serial" if serial else "parallel")),
                               ("min_free_vram_gib", min_free_vram), ("threads", threads)) if v is not None}
     if plan:
@@ -160,4 +159,5 @@ def apply_engine_options(settings, model=None, language=None, num_speakers=None,
     models = {k: v for k, v in (("dir", models_dir), ("offline", offline)) if v is not None}
     if models:
         s = replace(s, models=replace(s.models, **{k: str(v) if k == "dir" else v for k, v in models.items()}))
+    check_models_dir(s.models.dir)
     return s

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Iterator
-
-import click
 
 from witness.errors import WitnessError
 from witness.fileio import CHUNK
@@ -27,7 +26,7 @@ def readable(path: Path) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="witness-stdin-") as folder:
         copy = Path(folder) / STDIN_NAME
         with open(copy, "wb") as out:
-            shutil.copyfileobj(click.get_binary_stream("stdin"), out, CHUNK)
+            shutil.copyfileobj(sys.stdin.buffer, out, CHUNK)
         try:
             yield copy
         except WitnessError as exc:
