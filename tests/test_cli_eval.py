@@ -78,8 +78,8 @@ def test_der_reports_unpaired_recordings(folders):
     assert (document["missing_hypotheses"], document["unmatched_hypotheses"]) == (["3speakers"], ["other"])
     assert document["conventions"]["strict"]["files"]["3speakers"]["der"] == 1.0
     assert result.stderr.splitlines() == [
-        f"{hyps}: no turns for recording '3speakers': scored as all missed",
-        f"{hyps}: recording 'other' is not in the reference: not scored",
+        f"witness: {hyps}: no turns for recording '3speakers': scored as all missed",
+        f"witness: {hyps}: recording 'other' is not in the reference: not scored",
     ]
 
 

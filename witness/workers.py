@@ -209,16 +209,30 @@ def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events, l
     A parent that is gone (killed outright) ends the worker quietly: nobody is listening."""
     for stop in (signal.SIGINT, signal.SIGTERM):  # stopping is the parent's to handle (it closes us)
         signal.signal(stop, signal.SIG_IGN)
-    logging.basicConfig(level=level, format="witness: %(message)s")  # as the parent's, on the same stderr
+    namer = _FileNamer()
+    logging.basicConfig(level=level, format="witness: %(file)s%(message)s")  # the parent's level and stderr
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(namer)
     try:
-        _answer_jobs(name, factory, args, inbox, events)
+        _answer_jobs(name, factory, args, inbox, events, namer)
     except (BrokenPipeError, ConnectionResetError, EOFError):
         pass
 
 
-def _answer_jobs(name: str, factory: Callable[..., Any], args: tuple, inbox, events) -> None:
+class _FileNamer(logging.Filter):
+    """Names the file of the job at hand (``key``) at the start of each log line."""
+
+    key = ""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.file = f"{self.key}: " if self.key else ""
+        return True
+
+
+def _answer_jobs(name: str, factory: Callable[..., Any], args: tuple, inbox, events, namer: _FileNamer) -> None:
     engine = None
     while (job := _next_job(inbox)) is not None:
+        namer.key = job.key
         events.send(Event("start", job.key))
         _maybe_crash_for_tests(name, job.number)
         try:

@@ -17,7 +17,7 @@ def test_list_shows_what_is_cached_and_where(cache_env, tiny_en):
     line = next(l for l in result.stdout.splitlines() if l.startswith("tiny.en "))
     assert line.endswith(tiny_en.path)
     assert "small " in result.stdout and "not here (huggingface.co)" in result.stdout
-    assert result.stderr.startswith("search order: ")
+    assert result.stderr.startswith("witness: search order: ")
 
 
 def test_path_of_a_cached_model_and_of_a_missing_one(cache_env, tiny_en):

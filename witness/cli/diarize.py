@@ -78,7 +78,10 @@ def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speaker
     if output_dir is None and fmt == "json" and len(files) > 1:
         raise click.BadParameter("several files as JSON need -o DIR", param_hint="--format")
     from witness.engines import build_diarizer
+    from witness.fileio import check_output_folder
 
+    if output_dir:
+        check_output_folder(output_dir)
     diarizer, bounds = build_diarizer(settings, str(models_dir or loaded.models.dir) or None, loaded.models.offline)
     for_each_file(ctx, files, lambda path: _one_file(path, diarizer, bounds, fmt, output_dir, overwrite))
 

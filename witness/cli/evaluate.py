@@ -61,9 +61,9 @@ def der(reference: Path, hypothesis: Path, convention: str, uem: Path | None, as
     names = list(CONVENTIONS) if convention == "all" else [convention]
     reports = {name: score_files(files, *CONVENTIONS[name], uem=regions) for name in names}
     for fid in files.missing_hypotheses:
-        click.echo(f"{hypothesis}: no turns for recording {fid!r}: scored as all missed", err=True)
+        click.echo(f"witness: {hypothesis}: no turns for recording {fid!r}: scored as all missed", err=True)
     for fid in files.unmatched_hypotheses:
-        click.echo(f"{hypothesis}: recording {fid!r} is not in the reference: not scored", err=True)
+        click.echo(f"witness: {hypothesis}: recording {fid!r} is not in the reference: not scored", err=True)
     click.echo(_der_json(reports, files) if as_json else _der_table(reports), nl=False)
 
 

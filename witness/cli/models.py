@@ -42,7 +42,7 @@ def list_cmd(models_dir: Path | None) -> None:
     from witness.models import store
     from witness.models.whisper_models import list_models
 
-    click.echo("search order: " + ", ".join(str(d) for d in store.search_dirs(models_dir)), err=True)
+    click.echo("witness: search order: " + ", ".join(str(d) for d in store.search_dirs(models_dir)), err=True)
     from witness.models.diarization_catalogue import diarization_status
 
     rows = [(r.name, r.path, r.size, r.source) for r in list_models(models_dir)]

@@ -26,17 +26,6 @@ def check_speaker_bounds(num_speakers: int | None, min_speakers: int | None, max
         raise click.UsageError(f"--num-speakers {num_speakers} is below --min-speakers {min_speakers}")
 
 
-def speaker_count_warning(num_speakers: int, min_speakers: int, found: int) -> str | None:
-    """What to tell the user when the transcript has fewer speakers than asked for: the
-    clustering cannot make more speakers than the call has speech segments to tell apart
-    (``witness.diarize.clustering.SpeakerBounds.within``)."""
-    asked, option = (num_speakers, "--num-speakers") if num_speakers else (min_speakers, "--min-speakers")
-    if not asked or found >= asked:
-        return None
-    return (f"{option} {asked}: the transcript has {found} speaker{'s' * (found != 1)} "
-            "(the call has too few speech segments to tell more apart)")
-
-
 def check_device(device: str | None) -> None:
     """UsageError naming what is missing when an explicit ``--device`` cannot be had
     (only ``auto`` falls back; ``cpu`` always can)."""

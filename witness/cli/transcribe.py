@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 
 from witness.cli.options import (
-    apply_engine_options, config_option, engine_options, for_each_file, parse_formats, parse_speaker_names,
-    speaker_count_warning)
+    apply_engine_options, config_option, engine_options, for_each_file, parse_formats, parse_speaker_names)
 from witness.cli.progress import StatusLine, enabled
 from witness.cli.stdin import STDIN, STDIN_NAME, readable
 from witness.config import load_settings
@@ -74,7 +73,6 @@ def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, words_
         with readable(path) as source:
             transcript = run.transcript(source, paths.get(path, []), overwrite)
         transcript = _named(transcript, path, speaker_names)
-        _warn_speaker_count(transcript, path, settings.diarization, run.diarize)
         _emit(transcript, path, files, paths.get(path), formats)
 
     try:
@@ -146,12 +144,6 @@ def _named(transcript, path: Path, names: dict[str, str]):
     if str(path) == STDIN:
         transcript = replace(transcript, audio=replace(transcript.audio, path=STDIN))
     return transcript.rename_speakers(names)
-
-
-def _warn_speaker_count(transcript, path: Path, d, diarized: bool) -> None:
-    warning = speaker_count_warning(d.num_speakers, d.min_speakers, len(transcript.speakers)) if diarized else None
-    if warning:
-        log.warning("%s: %s", path, warning)
 
 
 def _emit(transcript, path: Path, files, paths: list[Path] | None, formats) -> None:
