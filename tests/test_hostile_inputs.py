@@ -31,7 +31,6 @@ from witness import shm
 from witness.audio import load_audio
 from witness.cli import main
 from witness.evaluate.stm import read_stm, spread_words
-from witness.fileio import name_max
 from witness.manifest import MANIFEST_NAME, Manifest
 
 REPO = Path(__file__).resolve().parents[1]
