@@ -137,3 +137,19 @@ def test_out_of_range_samples_are_clipped_with_one_warning(call, tmp_path, caplo
     np.testing.assert_array_equal(np.delete(audio.samples, 5000), np.delete(clean, 5000))
     np.testing.assert_array_equal(np.fromfile(tmp_path / "loud.f32", dtype=np.float32), audio.samples)
     assert caplog.text.count(f"{path}: 1 samples outside [-1, 1] clipped to it") == 2  # once per decode
+
+
+def test_a_file_whose_level_is_wrong_is_scaled_down_whole(call, tmp_path, caplog):
+    """Floats scaled like 16-bit integers: clipping would square off all the speech."""
+    from witness.audio import decode_to_file
+
+    samples, rate = call
+    path = encode(samples * 32768, rate, tmp_path / "int-scaled.wav", "pcm_f32le", "wav", rate)
+    clean = load_audio(encode(samples, rate, tmp_path / "clean.wav", "pcm_f32le", "wav", rate)).samples
+    with caplog.at_level("WARNING"):
+        audio = load_audio(path)
+        decode_to_file(path, tmp_path / "scaled.f32")
+    np.testing.assert_allclose(audio.samples, clean / np.abs(clean).max(), atol=1e-6)
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "scaled.f32", dtype=np.float32), audio.samples)
+    assert f"{path}: " in caplog.text and "of the samples are outside [-1, 1] (peak " in caplog.text
+    assert "the whole file scaled down to fit" in caplog.text and "clipped" not in caplog.text

@@ -2,8 +2,11 @@
 
 Decoding is PyAV (FFmpeg's libraries, shipped inside the wheel: wav, flac, mp3, ogg/opus,
 m4a/aac, webm and the rest, with no system ffmpeg). Samples are made safe for the engines
-as they are decoded: NaN/Inf become silence and finite values outside [-1, 1] (a float
-WAV can hold 1e30) are clipped to it, each with one warning that says how many. Frames are resampled as they are
+as they are decoded: NaN/Inf become silence, with one warning that says how many. Finite
+values outside [-1, 1] (a float WAV can hold 1e30 or 100.0) are clipped to it when they are
+a few (a glitch: one warning says how many); when more than 1 % of the samples are, the
+file's level is wrong (floats scaled like 16-bit integers) and the whole file is scaled
+down to fit instead (one warning says by how much). Frames are resampled as they are
 decoded and written straight into one preallocated buffer, so an hours-long file costs one
 copy of its 16 kHz samples in memory (about 230 MB per channel-hour), never several.
 """
@@ -23,6 +26,7 @@ from witness.errors import InputError
 log = logging.getLogger(__name__)
 
 SAMPLE_RATE = 16000
+WHOLE_FILE_SHARE = 0.01  # more samples than this outside [-1, 1]: the level is wrong, scale the file
 _TRUNCATION_SLACK = 0.05  # decoded may fall short of the declared duration by 5 % + 1 s
 
 
@@ -64,6 +68,7 @@ def load_audio(path: str | Path, keep_channels: bool = False) -> Audio:
     path = Path(path)
     info, buffer = _decode_into(path, lambda info: _Buffer(info.declared_duration, max(1, info.channels) if keep_channels else 0))
     mono, channels = buffer.result()
+    _fit_range(path, buffer.loud, mono, *([] if channels is None else [channels]))
     return Audio(samples=mono, info=info, channel_samples=channels)
 
 
@@ -73,6 +78,10 @@ def decode_to_file(path: str | Path, dest: str | Path) -> tuple[AudioInfo, int]:
     Same checks and errors as ``load_audio``."""
     with open(dest, "wb") as out:
         info, sink = _decode_into(Path(path), lambda info: _FileSink(out))
+    if sink.loud:
+        samples = np.memmap(dest, dtype=np.float32, mode="r+")
+        _fit_range(Path(path), sink.loud, samples)
+        samples.flush()
     return info, sink.length
 
 
@@ -177,22 +186,20 @@ def _decode(container, stream, info: AudioInfo, sink) -> None:
     try:
         for frame in container.decode(stream):
             for out in resampler.resample(frame):
-                sink.append(_sane(out.to_ndarray(), sink))
+                sink.append(_finite(out.to_ndarray(), sink))
         for out in resampler.resample(None):
-            sink.append(_sane(out.to_ndarray(), sink))
+            sink.append(_finite(out.to_ndarray(), sink))
     except av.error.FFmpegError as exc:
         raise InputError(
             f"corrupt audio data after {sink.length / SAMPLE_RATE:.1f} s ({_reason(exc)})", info.path
         ) from None
     if sink.bad_values:
         log.warning("%s: %d NaN/Inf samples replaced by silence", info.path, sink.bad_values)
-    if sink.clipped:
-        log.warning("%s: %d samples outside [-1, 1] clipped to it", info.path, sink.clipped)
 
 
-def _sane(block: np.ndarray, sink) -> np.ndarray:
-    """(channels, k) float32 with NaN/Inf replaced by 0 and finite values outside [-1, 1]
-    clipped to it (both counted on the sink: ``bad_values``, ``clipped``)."""
+def _finite(block: np.ndarray, sink) -> np.ndarray:
+    """(channels, k) float32 with NaN/Inf replaced by 0 (counted on the sink: ``bad_values``;
+    the instants whose values fall outside [-1, 1] in ``loud``)."""
     block = np.asarray(block, dtype=np.float32)
     if block.ndim == 1:
         block = block[None, :]
@@ -200,11 +207,27 @@ def _sane(block: np.ndarray, sink) -> np.ndarray:
     if not finite.all():
         sink.bad_values += int(block.size - finite.sum())
         block = np.where(finite, block, 0.0).astype(np.float32)
-    loud = np.abs(block) > 1.0
-    if loud.any():
-        sink.clipped += int(loud.sum())
-        block = np.clip(block, -1.0, 1.0)
+    sink.loud += int((np.abs(block) > 1.0).any(axis=0).sum())
     return block
+
+
+def _fit_range(path: Path, loud: int, mono: np.ndarray, *others: np.ndarray) -> None:
+    """In place: ``mono`` (n,) and ``others`` (e.g. (channels, n)) brought into [-1, 1] when
+    ``loud`` of its n instants fall outside: clipped when they are a few, else all scaled
+    down by the peak (see the module docstring); one warning either way."""
+    if not loud:
+        return
+    arrays = (mono, *others)
+    if loud <= len(mono) * WHOLE_FILE_SHARE:
+        for a in arrays:
+            np.clip(a, -1.0, 1.0, out=a)
+        log.warning("%s: %d samples outside [-1, 1] clipped to it", path, loud)
+        return
+    peak = max(float(np.abs(a).max()) for a in arrays)
+    for a in arrays:
+        a *= np.float32(1.0 / peak)
+    log.warning("%s: %.1f %% of the samples are outside [-1, 1] (peak %.4g): the whole file scaled down to fit",
+                path, 100.0 * loud / len(mono), peak)
 
 
 class _FileSink:
@@ -214,7 +237,7 @@ class _FileSink:
         self.out = out
         self.length = 0
         self.bad_values = 0
-        self.clipped = 0
+        self.loud = 0
 
     def append(self, block: np.ndarray) -> None:
         block.mean(axis=0, dtype=np.float32).tofile(self.out)
@@ -230,7 +253,7 @@ class _Buffer:
         self.channels = np.empty((n_channels, estimate), dtype=np.float32) if n_channels else None
         self.length = 0
         self.bad_values = 0
-        self.clipped = 0
+        self.loud = 0
 
     def append(self, block: np.ndarray) -> None:
         """``block``: (channels, k) finite float32 from the resampler."""
