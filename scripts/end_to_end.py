@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""The whole product on the sample call: `witness FILE`, then WER, WDER and, per human
-utterance, whether its words carry the right speaker.
+"""The whole product on calls with a reference transcript: `witness FILE...`, then WER, WDER
+and, per human utterance, whether its words carry the right speaker.
 
-An utterance counts as right when the majority of its aligned words carry the speaker the
+Files: the sample call and the dev set's simulated calls (their .stm beside each .wav). An
+utterance counts as right when the majority of its aligned words carry the speaker the
 optimal mapping pairs with its reference speaker.
 
-    python scripts/end_to_end.py [--models-dir ../shared/models] [-- extra witness options]
+    python scripts/end_to_end.py                       # sample call + devcall_01..04
+    python scripts/end_to_end.py --only sample -v      # per-utterance detail
+    python scripts/end_to_end.py -- --embedding ge2e   # extra witness options after --
 """
 
 from __future__ import annotations
@@ -22,29 +25,21 @@ sys.path.insert(0, str(REPO))
 
 from witness.evaluate.stm import read_stm  # noqa: E402
 from witness.evaluate.wder import score_words  # noqa: E402
+from witness.evaluate.wer import align_words  # noqa: E402
 from witness.evaluate.words import words_from_stm, words_from_transcript  # noqa: E402
 from witness.textnorm import normalize_words  # noqa: E402
 from witness.transcript import read_transcript  # noqa: E402
 
-CALL = REPO.parent / "shared" / "data" / "sample-call"
+SHARED = REPO.parent / "shared" / "data"
+CALLS = [SHARED / "sample-call" / "sample.wav"] + sorted((SHARED / "dev-set" / "sim").glob("devcall_*.wav"))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models-dir", default=str(REPO.parent / "shared" / "models"))
-    parser.add_argument("extra", nargs="*")
-    args = parser.parse_args()
-    out = Path(tempfile.mkdtemp(prefix="witness-e2e-"))
-    subprocess.run([sys.executable, "-m", "witness", "-q", str(CALL / "sample.wav"), "--models-dir", args.models_dir,
-                    "-o", str(out), "--format", "json,txt", *args.extra], cwd=REPO, check=True)
-    print((out / "sample.txt").read_text(), end="")
-    segments = read_stm(CALL / "sample.stm")
-    ref, hyp = words_from_stm(segments), words_from_transcript(read_transcript(out / "sample.json"))
-    from witness.evaluate.wer import align_words
-
+def utterances_right(stm: Path, transcript: Path, verbose: bool) -> tuple[float, float, int, int]:
+    """(WER, WDER, utterances with the right speaker, utterances) of one file."""
+    segments = read_stm(stm)
+    ref, hyp = words_from_stm(segments), words_from_transcript(read_transcript(transcript))
     alignment = align_words([w.text for w in ref], [w.text for w in hyp])
     wer, wder = score_words(ref, hyp)
-    print(f"WER {wer.wer:.2%}  WDER {wder.wder:.2%} ({wder.wrong} of {wder.aligned} aligned words)")
     owner = [i for i, s in enumerate(segments) for _ in normalize_words(s.text)]  # reference word -> utterance
     votes: dict[int, Counter] = {}
     for pair in alignment:
@@ -55,8 +50,27 @@ def main() -> None:
         top = votes.get(i, Counter()).most_common(1)
         said = wder.mapping.get(top[0][0]) if top else None
         right += said == s.speaker
-        print(f"  {'ok   ' if said == s.speaker else 'WRONG'} {s.start:6.2f}-{s.end:6.2f} {s.speaker:7s} -> {said}: {s.text}")
-    print(f"utterances with the right speaker: {right} of {len(segments)}")
+        if verbose:
+            print(f"  {'ok   ' if said == s.speaker else 'WRONG'} {s.start:6.2f}-{s.end:6.2f} {s.speaker:7s} -> {said}: {s.text}")
+    return wer.wer, wder.wder, right, len(segments)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="file names to keep (comma-separated stems, e.g. sample,devcall_02)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each utterance and the transcript")
+    parser.add_argument("extra", nargs="*", help="witness options (after --)")
+    args = parser.parse_args()
+    calls = [c for c in CALLS if not args.only or c.stem in args.only.split(",")]
+    out = Path(tempfile.mkdtemp(prefix="witness-e2e-"))
+    subprocess.run([sys.executable, "-m", "witness", "-q", *map(str, calls), "-o", str(out),
+                    "--format", "json,txt", *args.extra], cwd=REPO, check=True)
+    print(f"{'file':12s} {'WER':>7s} {'WDER':>7s}  utterances right")
+    for call in calls:
+        if args.verbose:
+            print((out / f"{call.stem}.txt").read_text(), end="")
+        wer, wder, right, total = utterances_right(call.with_suffix(".stm"), out / f"{call.stem}.json", args.verbose)
+        print(f"{call.stem:12s} {wer:7.2%} {wder:7.2%}  {right} of {total}")
 
 
 if __name__ == "__main__":
