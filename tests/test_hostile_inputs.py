@@ -164,6 +164,8 @@ ROWS = {
     "WITNESS_MODELS_DIR that does not exist": Row(lambda e: e.merge_only(e.sample), 2,
                                                   r"witness: WITNESS_MODELS_DIR /nonexistent/models: no such folder",
                                                   environ={"WITNESS_MODELS_DIR": "/nonexistent/models"}),
+    "diarize --models-dir that does not exist": Row(lambda e: ["diarize", e.sample, "--models-dir", e.tmp / "none"], 2,
+                                                    r"witness: --models-dir \S+/none: no such folder"),
     "--speaker-names for nobody": Row(lambda e: [*e.merge_only(e.sample), "-o", e.out, "--speaker-names",
                                                  "SPEAKER_05=Bob"], 0,
                                       r"witness: \S+/sample\.wav: --speaker-names: no speaker SPEAKER_05 here "

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from witness.cli.options import check_speaker_bounds, config_option, for_each_file
+from witness.cli.options import check_models_dir, check_speaker_bounds, config_option, for_each_file
 from witness.config import DiarizationSettings, load_settings
 
 log = logging.getLogger(__name__)
@@ -80,6 +80,7 @@ def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speaker
     from witness.engines import build_diarizer
     from witness.fileio import check_output_folder
 
+    check_models_dir(models_dir or loaded.models.dir)
     if output_dir:
         check_output_folder(output_dir)
     diarizer, bounds = build_diarizer(settings, str(models_dir or loaded.models.dir) or None, loaded.models.offline)
