@@ -116,18 +116,44 @@ def test_one_batch_at_a_time_writes_a_folder(tmp_path):
         pass
 
 
-def test_the_progress_bar_shows_files_audio_speed_and_eta(monkeypatch):
+def test_the_progress_bar_shows_files_audio_speed_and_eta(monkeypatch, tmp_path):
     import io
     import sys
 
-    from witness.cli.progress import BatchBar
+    from witness.cli.progress import ProgressView
 
+    files = []
+    for name, size in (("a", 1000), ("b", 10), ("c", 1000)):
+        files.append(str(tmp_path / name))
+        (tmp_path / name).write_bytes(bytes(size))
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
-    bar = BatchBar([1000, 10, 1000], on=True)
-    bar.file_done(10, transcribed=False, audio_seconds=0.0)  # a failed file: no speed, no ETA yet
-    bar.stage("transcribe", 45, 100)
-    bar.file_done(1000, transcribed=True, audio_seconds=90.0)
+    bar = ProgressView(files, on=True)
+    bar.file_done(files[1], 10, transcribed=False, audio_seconds=0.0)  # a failed file: no speed, no ETA yet
+    bar.file(files[0], "transcribe", 45, 100)
+    bar.file(files[2], "transcribe", 10, 100)
+    bar.file(files[0], "embedding", 600, 600)
+    shown = err.getvalue().replace("\r", "\n").strip().splitlines()[-1]
+    assert "a: transcribe 45% · embed 600/600" in shown  # the oldest file in flight, not the latest event
+    bar.file_done(files[0], 1000, transcribed=True, audio_seconds=90.0)
     bar.close()
     last = err.getvalue().replace("\r", "\n").strip().splitlines()[-1]
     assert "2/3 files" in last and "1.5 audio min" in last and "x real time" in last and "ETA" in last
+    assert "c: transcribe 10%" in last
+
+
+def test_one_file_shows_its_share_of_the_work_with_elapsed_time_and_eta(monkeypatch, tmp_path):
+    import io
+    import sys
+
+    from witness.cli.progress import ProgressView
+
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    bar = ProgressView([str(tmp_path / "call.wav")], on=True)
+    bar.file(str(tmp_path / "call.wav"), "transcribe", 100, 100)  # Whisper done, diarization not begun
+    bar.file(str(tmp_path / "call.wav"), "segmentation", 50, 100)
+    bar.file(str(tmp_path / "call.wav"), "segmentation", 100, 100)
+    shown = err.getvalue().replace("\r", "\n").strip().splitlines()[-1]
+    bar.close()
+    assert shown.startswith(" 65%") and "<" in shown and "call.wav: transcribe 100% · segment 100%" in shown

@@ -40,6 +40,9 @@ class SleepingEngines:
         self.shared.append(audio.path)
         return AudioMeta(path, 1.0), audio
 
+    def given(self, path: str):
+        return {}
+
     def worker(self, name: str) -> Worker:
         if name not in self.workers or not self.workers[name].alive:
             seconds = ASR_SECONDS if name == "asr" else DIARIZATION_SECONDS

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from witness.cli import main
 from witness.config import ModelSettings, Settings
-from witness.orchestrate import Orchestrator
+from witness.flow import FileJob
+from witness.orchestrate import Sources, run
 from witness.plan import PlanOptions
 from witness.workers import CRASH_FOR_TESTS
 
@@ -21,14 +22,16 @@ def settings(models_dir):
     return replace(Settings(), models=ModelSettings(dir=str(models_dir)))
 
 
+def transcribe(path, settings, sources=Sources()):
+    (result,) = run([FileJob(str(path))], settings, sources)
+    assert result.error is None
+    return result.transcript
+
+
 @pytest.fixture(scope="module")
 def by_mode(settings, sample_call):
-    out = {}
-    for mode in ("serial", "parallel"):
-        s = replace(settings, plan=PlanOptions(mode=mode))
-        with Orchestrator(s) as run:
-            out[mode] = run.transcribe(sample_call / "sample.wav")
-    return out
+    return {mode: transcribe(sample_call / "sample.wav", replace(settings, plan=PlanOptions(mode=mode)))
+            for mode in ("serial", "parallel")}
 
 
 def test_parallel_and_serial_give_identical_transcripts(by_mode):
@@ -48,8 +51,7 @@ def test_the_transcript_says_what_ran_where(by_mode):
 
 
 def test_no_diarize_runs_whisper_alone(settings, sample_call):
-    with Orchestrator(settings, diarize=False) as run:
-        t = run.transcribe(sample_call / "sample.wav")
+    t = transcribe(sample_call / "sample.wav", settings, Sources(turns=False))
     assert t.speakers == () and "diarization" not in t.engines
     assert all(u.speaker is None for u in t.utterances)
 

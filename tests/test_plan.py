@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from witness.plan import GIB, EngineDevices, PlanOptions, make_plan
+from witness.plan import GIB, EngineDevices, PlanOptions, ThreadSettings, make_plan
 
 BOTH_GPU = EngineDevices(asr_gpu=True, diarization_gpu=True)
 BOTH_CPU = EngineDevices(asr_gpu=False)
@@ -50,3 +50,14 @@ def test_cpu_threads_never_oversubscribe(cores):
 def test_plan_explains_itself_as_json():
     plan = make_plan(BOTH_GPU, 14 * GIB, cores=8).to_dict()
     assert plan["mode"] == "parallel" and plan["reasons"][-1].startswith("threads: whisper.cpp")
+
+
+def test_an_engine_on_a_gpu_gets_few_cpu_threads():
+    plan = make_plan(EngineDevices(asr_gpu=True), None, cores=16)
+    assert plan.mode == "parallel" and plan.whisper_threads == 2 and plan.onnx_threads_per_model == 1
+
+
+def test_threads_the_user_fixed_are_the_plans():
+    plan = make_plan(BOTH_CPU, None, cores=16, fixed=ThreadSettings(whisper=3, onnx_per_model=4))
+    assert (plan.whisper_threads, plan.onnx_threads_per_model, plan.onnx_threads) == (3, 4, 8)
+    assert plan.reasons[-1] == "threads: whisper.cpp 3, ONNX Runtime 8 of 16 cores"

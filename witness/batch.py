@@ -33,7 +33,7 @@ from witness.errors import InputError, WitnessError
 from witness.fileio import sha256_file
 from witness.flow import FileJob, FileResult
 from witness.manifest import MANIFEST_NAME, Manifest, ManifestRow
-from witness.progress import Progress
+from witness.progress import FileProgress, Progress
 from witness.writers import output_stems, write_outputs
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -130,26 +130,21 @@ def _expand(text: str) -> list[tuple[str, str]]:
 
 def run_batch(items: Sequence[BatchItem], out_dir: str | Path, settings: Settings, diarize: bool = True,
               options: BatchOptions = BatchOptions(), report: Callable[[ManifestRow], None] | None = None,
-              progress: Progress | None = None) -> tuple[ManifestRow, ...]:
+              progress: FileProgress | None = None, model_progress: Progress | None = None) -> tuple[ManifestRow, ...]:
     """Transcribe ``items`` into ``out_dir`` and return one row per item (also appended to
     the manifest and passed to ``report`` as each file finishes). Models load once, on the
     first file that needs them. Ctrl-C (KeyboardInterrupt) or any error stops at once:
     finished files keep their outputs and rows, workers are killed, the exception goes on."""
-    from witness.orchestrate import Orchestrator
+    from witness.orchestrate import Sources, run
 
     with Manifest(Path(out_dir) / MANIFEST_NAME) as manifest:
         batch = _Batch(items, Path(out_dir), manifest, options.force, report)
         todo = batch.triage()
-        engines = Orchestrator(settings, diarize=diarize, keep_workers=True)
-        completed = False
-        try:
-            flow = engines.transcribe_many(batch.jobs(todo), options.jobs or None, options.retries, progress)
-            with contextlib.closing(flow):
-                for result in flow:
-                    batch.finish(result)
-            completed = True
-        finally:
-            engines.close(timeout=10.0 if completed else 1.0)  # stopped: jobs in progress are abandoned
+        results = run(batch.jobs(todo), settings, Sources(turns=diarize), jobs=options.jobs or None,
+                      retries=options.retries, progress=progress, model_progress=model_progress)
+        with contextlib.closing(results):
+            for result in results:
+                batch.finish(result)
     return tuple(batch.rows)
 
 

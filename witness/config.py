@@ -38,7 +38,7 @@ class DiarizationSettings:
     num_speakers: int = 0  # exact number of speakers; 0: found by clustering
     min_speakers: int = 0  # 0: at least one
     max_speakers: int = 0  # 0: no cap
-    threads: int = 1  # ONNX Runtime threads per model (segmentation and embedding run side by side)
+    threads: int = 0  # ONNX Runtime threads per model (segmentation and embedding run side by side); 0: the plan's
     embedding_batch_size: int = 0  # GE2E partials / WeSpeaker or CAM++ rows per model call; 0: the model's default
     segmentation_device: str = "auto"  # auto | cpu | cuda | migraphx | rocm | coreml
     embedding_device: str = "auto"

@@ -1,6 +1,6 @@
-"""The two engines as worker jobs: built once from picklable settings, then called per file.
+"""The two engines as worker jobs: built once from a picklable job, then called per file.
 
-``asr_engine(settings)`` and ``diarization_engine(settings)`` run inside worker processes
+``asr_engine(job)`` and ``diarization_engine(job)`` run inside worker processes
 (``witness.workers``); each returns a callable ``(samples, progress) -> output`` whose output
 is a small frozen dataclass that crosses the process boundary.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -23,15 +23,18 @@ from witness.transcript import Turn, Word
 
 if TYPE_CHECKING:
     from witness.diarize.pipeline import DiarizationOutput, Diarizer
+    from witness.models.diarization_choice import DiarizationModels
+    from witness.models.whisper_models import ResolvedModel
 
 
 
 @dataclass(frozen=True)
-class AsrSettings:
-    model: str = "tiny.en"
-    options: WhisperOptions = field(default_factory=WhisperOptions)
-    models_dir: str | None = None
-    offline: bool = False
+class AsrJob:
+    """What the Whisper worker builds its engine from: a model resolved by the parent
+    (``whisper_models.resolve_model``) and how to decode, with the plan's thread count."""
+
+    model: ResolvedModel
+    options: WhisperOptions
 
 
 @dataclass(frozen=True)
@@ -43,12 +46,17 @@ class AsrOutput:
 
 
 @dataclass(frozen=True)
-class DiarizationJobSettings:
-    settings: DiarizationSettings = field(default_factory=DiarizationSettings)
+class DiarizationJob:
+    """What the diarization worker builds its pipeline from: models resolved by the parent
+    (``diarization_choice.choose_models``), the execution provider and the plan's CPU
+    threads per ONNX model."""
+
+    settings: DiarizationSettings
+    models: DiarizationModels
     segmentation: ProviderChoice | None = None  # None: CPU
     embedding: ProviderChoice | None = None
-    models_dir: str | None = None
-    offline: bool = False
+    segmentation_threads: int = 1
+    embedding_threads: int = 1
 
 
 @dataclass(frozen=True)
@@ -60,14 +68,14 @@ class DiarizationResult:
     seconds: float
 
 
-def asr_engine(settings: AsrSettings) -> Callable[[np.ndarray, Progress | None], AsrOutput]:
+def asr_engine(job: AsrJob) -> Callable[[np.ndarray, Progress | None], AsrOutput]:
     """Load the Whisper model once; the returned callable transcribes one file's samples."""
     # whisper.cpp's OpenMP threads spin while they wait; beside diarization or any other
     # load that made a 60 s file take 88 s instead of 5 s on 2 cores (passive: they sleep).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    from witness.asr.whisper import load_engine
+    from witness.asr.whisper import WhisperEngine
 
-    engine = load_engine(settings.model, settings.options, settings.models_dir, settings.offline)
+    engine = WhisperEngine(job.model.path, job.options, model_name=job.model.name, info=job.model.info)
     backend = engine.backend
     info = {
         "engine": "whisper.cpp",
@@ -75,8 +83,8 @@ def asr_engine(settings: AsrSettings) -> Callable[[np.ndarray, Progress | None],
         "device": f"{backend.gpu_backend}: {backend.gpu_device}" if backend.gpu_backend else "cpu",
         "backends": [name for name, _ in backend.backends],
         "pywhispercpp": backend.version,
-        "timestamps": settings.options.timestamps,
-        "threads": settings.options.effective_threads,
+        "timestamps": job.options.timestamps,
+        "threads": job.options.effective_threads,
     }
 
     def run(samples: np.ndarray, progress: Progress | None = None) -> AsrOutput:
@@ -88,21 +96,19 @@ def asr_engine(settings: AsrSettings) -> Callable[[np.ndarray, Progress | None],
     return run
 
 
-def build_diarizer(settings: DiarizationSettings, models_dir: str | None = None, offline: bool = False,
-                   segmentation: ProviderChoice | None = None, embedding: ProviderChoice | None = None):
-    """(Diarizer, SpeakerBounds) for ``settings``; models are resolved here, once."""
+def build_diarizer(job: DiarizationJob):
+    """(Diarizer, SpeakerBounds) for ``job``: its resolved models, providers and threads."""
     from witness.diarize.clustering import SpeakerBounds
     from witness.diarize.config import config_for
     from witness.diarize.onnx_session import CPU
     from witness.diarize.pipeline import Diarizer, RuntimeOptions
-    from witness.models.diarization_choice import choose_models
 
-    models = choose_models(settings.embedding, models_dir, offline)
+    settings, models = job.settings, job.models
     # CAM++ has no threshold setting yet: its provisional clustering config stands
     threshold = {"ge2e": settings.ge2e_threshold, "wespeaker": settings.wespeaker_threshold}.get(models.embedding)
     runtime = RuntimeOptions(
-        segmentation_providers=segmentation or CPU, embedding_providers=embedding or CPU,
-        segmentation_threads=settings.threads, embedding_threads=settings.threads,
+        segmentation_providers=job.segmentation or CPU, embedding_providers=job.embedding or CPU,
+        segmentation_threads=job.segmentation_threads, embedding_threads=job.embedding_threads,
         embedding_batch_size=settings.embedding_batch_size or None,
     )
     diarizer = Diarizer(models, config_for(models.embedding, settings.step, threshold), runtime, settings.ge2e_variant)
@@ -126,9 +132,9 @@ def diarization_info(diarizer: Diarizer, out: DiarizationOutput, providers: dict
     return info
 
 
-def diarization_engine(job: DiarizationJobSettings) -> Callable[[np.ndarray, Progress | None], DiarizationResult]:
-    """Resolve the models once; the returned callable diarizes one file's samples."""
-    diarizer, bounds = build_diarizer(job.settings, job.models_dir, job.offline, job.segmentation, job.embedding)
+def diarization_engine(job: DiarizationJob) -> Callable[[np.ndarray, Progress | None], DiarizationResult]:
+    """Open the models once; the returned callable diarizes one file's samples."""
+    diarizer, bounds = build_diarizer(job)
     providers = {role: short_name(p) for role, p in diarizer.open_sessions().items()}  # after any fallback
 
     def run(samples: np.ndarray, progress: Progress | None = None) -> DiarizationResult:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol
 
 from witness.errors import InputError, WitnessError
-from witness.progress import Progress
+from witness.progress import FileProgress
 from witness.transcript import AudioMeta, Transcript
 from witness.workers import Event, Job, SharedAudio, Worker, WorkerDied, wait_any
 
@@ -62,7 +62,7 @@ class FileResult:
     seconds: float
 
 
-class Engines(Protocol):
+class Host(Protocol):
     """What the flow needs from the orchestrator (``witness.orchestrate.Orchestrator``)."""
 
     names: tuple[str, ...]  # engines every file goes through, in serial order
@@ -71,6 +71,8 @@ class Engines(Protocol):
     def mode(self) -> str: ...  # "parallel" or "serial"
 
     def decode(self, path: str, sha256: str = "") -> tuple[AudioMeta, SharedAudio]: ...
+
+    def given(self, path: str) -> dict[str, Any]: ...  # results read from files, not from an engine
 
     def worker(self, name: str) -> Worker: ...
 
@@ -101,8 +103,8 @@ class _File:
 class Flow:
     """One pass of files through ``engines``' workers (see the module docstring)."""
 
-    def __init__(self, engines: Engines, jobs: int, retries: int = 1, keep_workers: bool = True,
-                 progress: Progress | None = None):
+    def __init__(self, engines: Host, jobs: int, retries: int = 1, keep_workers: bool = True,
+                 progress: FileProgress | None = None):
         self.engines = engines
         self.jobs = max(1, jobs)
         self.retries = retries
@@ -139,13 +141,14 @@ class Flow:
             raise ValueError(f"{job.path} is already in flight")
         start = time.perf_counter()
         try:
+            given = self.engines.given(job.path)
             meta, audio = self.engines.decode(job.path, job.sha256)
         except WitnessError as exc:
             return FileResult(job.path, None, exc, 0, time.perf_counter() - start)
         except OSError as exc:
             error = InputError(f"cannot read ({exc.strerror or exc})", job.path)
             return FileResult(job.path, None, error, 0, time.perf_counter() - start)
-        self._files[job.path] = _File(job.path, meta, audio, time.perf_counter() - start)
+        self._files[job.path] = _File(job.path, meta, audio, time.perf_counter() - start, results=given)
         return None
 
     def _dispatch(self) -> None:
@@ -199,7 +202,7 @@ class Flow:
             f.tries[name] = f.tries.get(name, 0) + 1
         elif event.kind == "progress":
             if self.progress is not None:
-                self.progress(*event.payload)
+                self.progress(event.key, *event.payload)
         else:
             self._queued[name].remove(event.key)
             f.submitted.discard(name)

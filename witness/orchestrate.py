@@ -1,35 +1,40 @@
-"""Running the engines for a file: devices, the plan, the workers, and the Transcript.
+"""The one path through the engines: ``run`` is what every command calls.
 
-``Orchestrator`` owns one run's engine workers (a single file, or a whole batch with
-``keep_workers``): it decodes each file once into shared memory, hands it to the Whisper and
-diarization workers side by side or one after the other as the plan says (the scheduling
-across files is ``witness.flow``), and merges the results into a Transcript that records
-models, devices, the plan and timings.
+It decides the devices and the plan (parallel or serial, every thread count), resolves the
+models in this process before any worker starts (``resolve_models``), decodes each file once
+into shared memory, hands it to the Whisper and diarization workers side by side or one
+after the other as the plan says (the scheduling across files is ``witness.flow``), and
+merges the results into a Transcript that records models, devices, the plan and timings.
+Which engines run is ``Sources``: words and turns from the engines, from files, or not at all.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import tempfile
 import time
+import wave
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from witness.accel.providers import ProviderChoice, available_providers, choose_provider
 from witness.accel.vram import GpuMemory, free_vram, probe_gpus
 from witness.asr.backend import gpu_backend_libraries
+from witness.audio import SAMPLE_RATE
 from witness.config import Settings
-from witness.engines import AsrSettings, DiarizationJobSettings, asr_engine, diarization_engine
+from witness.engines import AsrJob, AsrOutput, DiarizationJob, DiarizationResult, asr_engine, diarization_engine
 from witness.flow import FileJob, FileResult, Flow, default_jobs
-from witness.pipeline import assemble, audio_meta
-from witness.plan import EngineDevices, Plan, make_plan
-from witness.progress import Progress
-from witness.transcript import AudioMeta, Transcript
+from witness.merge import exclusive_turns
+from witness.pipeline import assemble, audio_meta, read_words
+from witness.plan import EngineDevices, Plan, ThreadSettings, make_plan
+from witness.progress import FileProgress, Progress
+from witness.rttm import read_rttm
+from witness.transcript import AudioMeta, Transcript, Turn
 from witness.workers import SharedAudio, Worker
 
 log = logging.getLogger(__name__)
-
 
 
 @dataclass(frozen=True)
@@ -67,54 +72,117 @@ def find_devices(settings: Settings, gpus: tuple[GpuMemory, ...] | None = None,
 
 
 def plan_for(settings: Settings, devices: Devices) -> Plan:
+    fixed = ThreadSettings(settings.whisper.threads, settings.diarization.threads)
     return make_plan(devices.for_plan(), free_vram(devices.gpus, settings.whisper.gpu_device),
-                     os.cpu_count() or 1, settings.plan)
+                     os.cpu_count() or 1, settings.plan, fixed)
+
+
+def resolve_models(settings: Settings, names: Iterable[str], progress: Progress | None = None) -> dict[str, Any]:
+    """The models of each engine in ``names``, resolved in this process (before any worker
+    starts): found, downloaded or converted (``progress`` reports it), or ModelError under
+    ``--offline``. "asr": a ``ResolvedModel``; "diarization": a ``DiarizationModels``."""
+    models_dir, offline = settings.models.dir or None, settings.models.offline
+    models: dict[str, Any] = {}
+    if "asr" in names:
+        from witness.models.whisper_models import resolve_model
+
+        models["asr"] = resolve_model(settings.asr.model, models_dir, offline=offline, progress=progress)
+    if "diarization" in names:
+        from witness.models.diarization_choice import choose_models
+
+        models["diarization"] = choose_models(settings.diarization.embedding, models_dir, offline, progress)
+    return models
+
+
+def worker_jobs(settings: Settings, devices: Devices, plan: Plan, models: dict[str, Any]) -> dict[str, Any]:
+    """Each engine's worker job: its resolved models, device and the plan's threads."""
+    jobs: dict[str, Any] = {}
+    if "asr" in models:
+        jobs["asr"] = AsrJob(models["asr"], replace(settings.whisper, threads=plan.whisper_threads))
+    if "diarization" in models:
+        threads = plan.onnx_threads_per_model
+        jobs["diarization"] = DiarizationJob(settings.diarization, models["diarization"], devices.segmentation,
+                                             devices.embedding, threads, threads)
+    return jobs
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Where a transcript's words and speaker turns come from: their engine (True), nowhere
+    (False: ``--no-diarize``; ``witness diarize`` has no words), or a file (``--words`` JSON,
+    ``--turns`` RTTM: merge only)."""
+
+    words: bool | Path = True
+    turns: bool | Path = True
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        """The engines that run, in serial order."""
+        return tuple(name for name, source in (("asr", self.words), ("diarization", self.turns)) if source is True)
+
+
+def run(files: Iterable[FileJob], settings: Settings, sources: Sources = Sources(), *, jobs: int | None = None,
+        retries: int = 1, progress: FileProgress | None = None, model_progress: Progress | None = None,
+        devices: Devices | None = None) -> Iterator[FileResult]:
+    """The one path every command takes (transcribe, ``--no-diarize``, ``--words/--turns``,
+    diarize, batch, warmup, doctor's probe): plan, resolve the models here, run the engines
+    ``sources`` asks for in worker processes, merge. A FileResult per file as it finishes,
+    with at most ``jobs`` files in flight (default: ``flow.default_jobs`` for the plan);
+    a file whose worker died of a signal is tried ``retries`` more times. Stopping early
+    (an error, Ctrl-C, closing the iterator) abandons the jobs in progress."""
+    orchestrator = Orchestrator(settings, sources, devices, model_progress)
+    completed = False
+    try:
+        flow = Flow(orchestrator, jobs or default_jobs(orchestrator.plan.mode), retries, False, progress)
+        yield from flow.run(files)
+        completed = True
+    finally:
+        orchestrator.close(timeout=10.0 if completed else 1.0)
+
+
+def probe(settings: Settings, sources: Sources, seconds: float,
+          model_progress: Progress | None = None) -> Transcript:
+    """``run`` on ``seconds`` of silence: each engine ``sources`` asks for resolves and loads
+    its models and runs once (``witness warmup``, ``witness doctor``); the transcript says
+    what ran where. The run's error is raised."""
+    with tempfile.TemporaryDirectory(prefix="witness-probe-") as folder:
+        path = Path(folder) / "silence.wav"
+        with wave.open(str(path), "wb") as out:
+            out.setnchannels(1)
+            out.setsampwidth(2)
+            out.setframerate(SAMPLE_RATE)
+            out.writeframes(bytes(2 * round(SAMPLE_RATE * seconds)))
+        (result,) = run([FileJob(str(path))], settings, sources, jobs=1, retries=0, model_progress=model_progress)
+    if result.error is not None:
+        raise result.error
+    return result.transcript
 
 
 class Orchestrator:
-    """The engines for one run. ``diarize=False`` runs Whisper alone (``--no-diarize``).
+    """What the flow (``witness.flow``) needs for one ``run``: the plan, decoding, a worker
+    per engine (started on demand, models resolved before the first), the results merged
+    into a Transcript that records models, devices, the plan and timings."""
 
-    With ``keep_workers`` (batch), workers live until ``close()``; otherwise each worker is
-    closed as soon as no file needs it, so in serial mode two GPU engines never hold memory
-    at once. ``transcribe`` does one file, ``transcribe_many`` pipelines many
-    (``witness.flow``); the other public methods are what the flow calls.
-    """
-
-    def __init__(self, settings: Settings, diarize: bool = True, keep_workers: bool = False,
-                 devices: Devices | None = None):
+    def __init__(self, settings: Settings, sources: Sources = Sources(), devices: Devices | None = None,
+                 model_progress: Progress | None = None):
         self.settings = settings
-        self.diarize = diarize
-        self.keep_workers = keep_workers
-        self.devices = devices or find_devices(settings)
-        self.plan = plan_for(settings, self.devices)
+        self.sources = sources
+        if sources.engines:
+            self.devices = devices or find_devices(settings)
+            self.plan = plan_for(settings, self.devices)
+        else:  # merge only: nothing to place
+            self.plan = Plan("serial", ("no engine runs: words and turns come from files",), 0, 0)
+        self.model_progress = model_progress
+        self._jobs: dict[str, Any] | None = None  # resolved before the first worker starts
         self._workers: dict[str, Worker] = {}
         for reason in self.plan.reasons:
             log.info("plan: %s", reason)
-
-    def transcribe(self, path: str | Path, progress: Progress | None = None) -> Transcript:
-        """Decode, run the engines as planned, merge; InputError for bad audio, WorkerDied
-        when a worker dies (no retry for a single file)."""
-        (result,) = self.transcribe_many([FileJob(str(path))], jobs=1, retries=0, progress=progress)
-        if result.error is not None:
-            raise result.error
-        return result.transcript
-
-    def transcribe_many(self, files: Iterable[FileJob], jobs: int | None = None, retries: int = 1,
-                        progress: Progress | None = None) -> Iterator[FileResult]:
-        """A FileResult per file as it finishes, with at most ``jobs`` files in flight
-        (default: ``flow.default_jobs`` for the plan); paths must be distinct."""
-        flow = Flow(self, jobs or default_jobs(self.plan.mode), retries, self.keep_workers, progress)
-        try:
-            yield from flow.run(files)
-        finally:
-            if not self.keep_workers:
-                self.close()
 
     # --- what the flow calls ----------------------------------------------------------
 
     @property
     def names(self) -> tuple[str, ...]:
-        return ("asr", "diarization") if self.diarize else ("asr",)
+        return self.sources.engines
 
     @property
     def mode(self) -> str:
@@ -126,40 +194,45 @@ class Orchestrator:
         info, audio = SharedAudio.decode(path)
         return audio_meta(info, audio.length, sha256), audio
 
+    def given(self, path: str) -> dict[str, Any]:
+        """The results read from files instead of an engine (``--words``, ``--turns``), by
+        engine name; InputError when such a file is unreadable or malformed."""
+        given: dict[str, Any] = {}
+        if isinstance(self.sources.words, Path):
+            given["asr"] = AsrOutput(tuple(read_words(self.sources.words)), "", None, 0.0)
+        if isinstance(self.sources.turns, Path):
+            turns = turns_for(self.sources.turns, path)
+            given["diarization"] = DiarizationResult(turns, exclusive_turns(turns), None, {}, 0.0)
+        return given
+
     def transcript(self, meta: AudioMeta, results: dict[str, Any], timings: dict[str, float]) -> Transcript:
         """Merge the engines' ``results`` (by engine name) into the file's Transcript;
         ``timings`` has "decode" and "engines" seconds, merge and total are added."""
         start = time.perf_counter()
-        asr, diarization = results["asr"], results.get("diarization")
-        engines = {"asr": dict(asr.info)}
-        timings = {**timings, "asr": asr.seconds}
-        turns = exclusive = None
-        if diarization is not None:
-            engines["diarization"] = dict(diarization.info)
-            timings["diarization"] = diarization.seconds
-            turns, exclusive = diarization.turns, diarization.exclusive_turns
-        transcript = assemble(meta, asr.words, turns, exclusive, self.settings.merge,
-                              engines=engines, plan=self.plan.to_dict())
+        engines, timings = {}, dict(timings)
+        for name, result in results.items():
+            if result.info is not None:  # from an engine, not a file
+                engines[name], timings[name] = dict(result.info), result.seconds
+        asr, diarization = results.get("asr"), results.get("diarization")
+        words = asr.words if asr is not None else ()
+        turns, exclusive = (diarization.turns, diarization.exclusive_turns) if diarization is not None else (None, None)
+        transcript = assemble(meta, words, turns, exclusive, self.settings.merge,
+                              engines=engines, plan=self.plan.to_dict() if engines else None)
         timings["merge"] = time.perf_counter() - start
         timings["total"] = timings["decode"] + timings["engines"] + timings["merge"]
         return replace(transcript, timings={k: round(v, 3) for k, v in timings.items()})
 
     def worker(self, name: str) -> Worker:
         """The engine's worker, started (loading its model on its first job) when there is
-        none or the last one ended."""
+        none or the last one ended. Every engine's models are resolved before the first."""
         worker = self._workers.get(name)
         if worker is None or not worker.alive:
-            factory, args = self._factory(name)
-            worker = self._workers[name] = Worker(name, factory, args)
+            if self._jobs is None:
+                models = resolve_models(self.settings, self.names, self.model_progress)
+                self._jobs = worker_jobs(self.settings, self.devices, self.plan, models)
+            factory = asr_engine if name == "asr" else diarization_engine
+            worker = self._workers[name] = Worker(name, factory, (self._jobs[name],))
         return worker
-
-    def _factory(self, name: str) -> tuple[Callable[..., Any], tuple]:
-        s, models_dir = self.settings, self.settings.models.dir or None
-        if name == "asr":
-            options = s.whisper if s.whisper.threads else replace(s.whisper, threads=self.plan.whisper_threads)
-            return asr_engine, (AsrSettings(s.asr.model, options, models_dir, s.models.offline),)
-        return diarization_engine, (DiarizationJobSettings(
-            s.diarization, self.devices.segmentation, self.devices.embedding, models_dir, s.models.offline),)
 
     def release(self, name: str, timeout: float = 10.0) -> None:
         """Close the engine's worker (waiting up to ``timeout`` s for its current job)."""
@@ -171,8 +244,9 @@ class Orchestrator:
         for name in list(self._workers):
             self.release(name, timeout)
 
-    def __enter__(self) -> "Orchestrator":
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+def turns_for(rttm: Path, path: str) -> tuple[Turn, ...]:
+    """The turns of ``rttm`` for the audio file ``path``: those of its file id (the file's
+    stem), else every turn in it."""
+    by_file = read_rttm(rttm)
+    return tuple(by_file.get(Path(path).stem) or [t for ts in by_file.values() for t in ts])

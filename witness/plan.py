@@ -31,26 +31,48 @@ class EngineDevices:
 
 
 @dataclass(frozen=True)
+class ThreadSettings:
+    """Thread counts the user fixed (0: the plan chooses): ``[whisper] threads`` and
+    ``[diarization] threads`` (per ONNX model)."""
+
+    whisper: int = 0
+    onnx_per_model: int = 0
+
+
+@dataclass(frozen=True)
 class Plan:
-    mode: str  # "parallel" or "serial"
+    """mode: "parallel" or "serial". whisper_threads: whisper.cpp's CPU threads;
+    onnx_threads_per_model: intra-op threads of each ONNX model (segmentation and embedding
+    run side by side, so diarization uses twice that). The workers use exactly these."""
+
+    mode: str
     reasons: tuple[str, ...]
     whisper_threads: int
-    onnx_threads: int
+    onnx_threads_per_model: int
     free_vram_gib: float | None = None
+
+    @property
+    def onnx_threads(self) -> int:
+        """ONNX Runtime threads in all (both models)."""
+        return DIARIZATION_STAGES * self.onnx_threads_per_model
 
     def to_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "reasons": list(self.reasons), "whisper_threads": self.whisper_threads,
                 "onnx_threads": self.onnx_threads, "free_vram_gib": self.free_vram_gib}
 
 
-def make_plan(devices: EngineDevices, free_vram: int | None, cores: int, options: PlanOptions = PlanOptions()) -> Plan:
-    """Decide parallel or serial (with reasons) and split the CPU threads between the engines."""
+def make_plan(devices: EngineDevices, free_vram: int | None, cores: int, options: PlanOptions = PlanOptions(),
+              fixed: ThreadSettings = ThreadSettings()) -> Plan:
+    """Decide parallel or serial (with reasons) and split the CPU threads between the engines
+    (``fixed`` counts are taken as they are)."""
     cores = max(1, options.threads or cores)
     mode, reasons = _mode(devices, free_vram, cores, options)
-    whisper_threads, onnx_threads = _threads(mode, cores)
-    reasons.append(f"threads: whisper.cpp {whisper_threads}, ONNX Runtime {onnx_threads} of {cores} cores")
+    per_model = fixed.onnx_per_model or ONNX_THREADS_PER_MODEL
+    whisper_threads = fixed.whisper or _whisper_threads(mode, devices.asr_gpu, cores, DIARIZATION_STAGES * per_model)
+    reasons.append(f"threads: whisper.cpp {whisper_threads}, ONNX Runtime {DIARIZATION_STAGES * per_model} "
+                   f"of {cores} cores")
     vram = None if free_vram is None else round(free_vram / GIB, 2)
-    return Plan(mode, tuple(reasons), whisper_threads, onnx_threads, vram)
+    return Plan(mode, tuple(reasons), whisper_threads, per_model, vram)
 
 
 def _mode(devices: EngineDevices, free_vram: int | None, cores: int, options: PlanOptions) -> tuple[str, list[str]]:
@@ -74,14 +96,16 @@ def _mode(devices: EngineDevices, free_vram: int | None, cores: int, options: Pl
     return "parallel", [f"both engines on the CPU with {cores} cores: side by side, cores split"]
 
 
-DIARIZATION_STAGES = 2  # segmentation and embedding run side by side, one ONNX Runtime thread each
+DIARIZATION_STAGES = 2  # segmentation and embedding run side by side
+# One thread per ONNX model was fastest on the CPU (scripts/bench_diarize_pipeline.py); a
+# model on a GPU provider needs no more than one CPU thread to feed it.
+ONNX_THREADS_PER_MODEL = 1
+GPU_WHISPER_THREADS = 2  # whisper.cpp on a GPU backend: the CPU only feeds it
 
 
-def _threads(mode: str, cores: int) -> tuple[int, int]:
-    """(whisper.cpp threads, ONNX Runtime threads in all). One thread per ONNX model was
-    fastest (scripts/bench_diarize_pipeline.py), so diarization takes two; side by side,
-    whisper.cpp gets the other cores."""
-    onnx = DIARIZATION_STAGES
-    if mode == "serial":
-        return cores, onnx
-    return max(1, cores - onnx), onnx
+def _whisper_threads(mode: str, gpu: bool, cores: int, onnx: int) -> int:
+    """whisper.cpp's threads: two on a GPU; on the CPU every core when the engines take
+    turns, and the cores diarization leaves when they run side by side."""
+    if gpu:
+        return min(GPU_WHISPER_THREADS, cores)
+    return cores if mode == "serial" else max(1, cores - onnx)

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from witness.cli.options import apply_engine_options, config_option, engine_options, parse_formats
-from witness.cli.progress import BatchBar, enabled
+from witness.cli.progress import ProgressView, enabled
 from witness.config import load_settings
 from witness.fileio import check_output_folder
 from witness.writers import WRITERS
@@ -64,13 +64,13 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, config_file, no_
     items = find_items(inputs, formats or settings.output.formats, settings_hash(settings, not no_diarize))
     check_output_folder(output_dir)
     quiet = quiet or bool(ctx.find_root().params.get("quiet"))
-    view = _View(items, enabled(ctx) and not quiet)
+    view = _View(items, enabled(ctx) and not quiet, 1 if no_diarize else 2)
     started = time.perf_counter()
     stopped_by = None
     try:
         with _sigterm_as_interrupt():
             run_batch(items, output_dir, settings, not no_diarize, BatchOptions(force=force, jobs=jobs or 0),
-                      report=view.row, progress=view.bar.stage)
+                      report=view.row, progress=view.bar.file, model_progress=view.bar.model)
     except KeyboardInterrupt as exc:
         stopped_by = signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT
     finally:
@@ -105,23 +105,17 @@ def _sigterm_as_interrupt():
 class _View:
     """What the user sees while the batch runs: the bar, and one line per failed file."""
 
-    def __init__(self, items, show_bar: bool):
+    def __init__(self, items, show_bar: bool, engines: int):
         self.found_as = {os.path.abspath(item.input): item.input for item in items}
-        self.bar = BatchBar([_size(item.input) for item in items], show_bar)
+        self.bar = ProgressView([item.input for item in items], show_bar, engines)
         self.rows = []
 
     def row(self, row) -> None:
         self.rows.append(row)
+        found_as = self.found_as.get(row.input, row.input)
         if row.status == "failed":
-            self.bar.write(f"witness: {self.found_as.get(row.input, row.input)}: {row.error}")
-        self.bar.file_done(row.size or 0, row.status == "ok", row.duration or 0.0)
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
+            self.bar.write(f"witness: {found_as}: {row.error}")
+        self.bar.file_done(found_as, row.size or 0, row.status == "ok", row.duration or 0.0)
 
 
 def _summary_table(s, found_as: dict[str, str]) -> str:

@@ -1,4 +1,5 @@
-"""``witness diarize FILE…``: who spoke when, as RTTM (or a JSON transcript without words)."""
+"""``witness diarize FILE…``: who spoke when, as RTTM (or a JSON transcript without words),
+through the orchestrator with diarization alone (in its worker, on the planned device)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from witness.cli.options import check_models_dir, check_speaker_bounds, config_option, for_each_file
+from witness.cli.options import (
+    DEVICES, check_device, check_models_dir, check_speaker_bounds, config_option, output_files, transcripts)
 from witness.config import DiarizationSettings, load_settings
 
 log = logging.getLogger(__name__)
@@ -26,6 +28,7 @@ Examples:
   witness diarize call.wav --step 2               windows every 2 s: about twice as fast
   witness diarize call.wav --embedding ge2e       force the GE2E encoder
   witness diarize call.wav --models-dir ~/models  look for model files there first
+  witness diarize call.wav --device cpu           keep the models off the GPU
 """
 
 
@@ -59,32 +62,33 @@ def _positive(ctx: click.Context, param: click.Parameter, value):
               help="Folder searched first for model files, e.g. --models-dir ~/witness-models "
                    "(then $WITNESS_MODELS_DIR, then ~/.cache/witness/models).")
 @click.option("--threads", type=int, callback=_positive, metavar="N",
-              help="ONNX Runtime threads per model (default 1: segmentation and embeddings run "
-                   "side by side on two cores), e.g. --threads 2.")
+              help="ONNX Runtime threads per model (default: the plan's, one each: segmentation "
+                   "and embeddings run side by side), e.g. --threads 2.")
+@click.option("--device", type=click.Choice(DEVICES),
+              help="Where the diarization models run: auto (default) takes the best provider the "
+                   "installed ONNX Runtime offers; [diarization] segmentation_device and "
+                   "embedding_device set each model. E.g. --device cpu.")
 @click.option("--overwrite", is_flag=True, help="Replace outputs that already exist.")
 @config_option("A TOML file of settings ([diarization] in config/default.toml).")
 @click.pass_context
 def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speakers, step, embedding,
-            models_dir, threads, overwrite, config_file):
+            models_dir, threads, device, overwrite, config_file):
     """Find who speaks when in FILES (speaker diarization, no transcription).
 
     Prints RTTM to stdout by default. Each file is done on its own: a bad file is reported in
     one line and the others still run (exit 2 if any failed; 1 if a model is missing or damaged).
     """
+    check_device(device)
     loaded = load_settings(config_file)
-    settings = _settings(loaded.diarization, num_speakers=num_speakers,
-                         min_speakers=min_speakers, max_speakers=max_speakers, step=step,
-                         embedding=embedding, threads=threads)
+    settings = replace(loaded, diarization=_settings(
+        loaded.diarization, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers,
+        step=step, embedding=embedding, threads=threads, segmentation_device=device, embedding_device=device))
+    if models_dir is not None:
+        settings = replace(settings, models=replace(settings.models, dir=str(models_dir)))
     if output_dir is None and fmt == "json" and len(files) > 1:
         raise click.BadParameter("several files as JSON need -o DIR", param_hint="--format")
-    from witness.engines import build_diarizer
-    from witness.fileio import check_output_folder
-
-    check_models_dir(models_dir or loaded.models.dir)
-    if output_dir:
-        check_output_folder(output_dir)
-    diarizer, bounds = build_diarizer(settings, str(models_dir or loaded.models.dir) or None, loaded.models.offline)
-    for_each_file(ctx, files, lambda path: _one_file(path, diarizer, bounds, fmt, output_dir, overwrite))
+    check_models_dir(settings.models.dir)
+    _run(ctx, files, settings, fmt, output_dir, overwrite)
 
 
 def _settings(base: DiarizationSettings, **options) -> DiarizationSettings:
@@ -95,24 +99,17 @@ def _settings(base: DiarizationSettings, **options) -> DiarizationSettings:
     return settings
 
 
-def _one_file(path: Path, diarizer, bounds, fmt: str, output_dir: Path | None, overwrite: bool) -> None:
-    from witness import pipeline
-    from witness.audio import load_audio
-    from witness.engines import diarization_info
-    from witness.writers import WRITERS, check_outputs_free, output_paths, write_outputs
+def _run(ctx, files, settings, fmt: str, output_dir: Path | None, overwrite: bool) -> None:
+    """Every file through the orchestrator with diarization alone; outputs as they finish."""
+    from witness.orchestrate import Sources
+    from witness.writers import WRITERS, write_outputs
 
-    paths = output_paths(path.stem, output_dir, [fmt]) if output_dir else []
-    check_outputs_free(paths, overwrite)
-    audio = load_audio(path)
-    out = diarizer.run(audio.samples, bounds)
-    log.info("%s: %d speakers (%s path, %s embeddings) in %.1f s", path, out.num_speakers, out.path,
-             out.embedding, out.timings.get("total", 0.0))
-    engine = diarization_info(diarizer, out)
-    transcript = pipeline.assemble(pipeline.audio_meta(audio.info, len(audio.samples)), [], out.turns, out.exclusive_turns,
-                                   engines={"diarization": engine}, timings=dict(out.timings))
-    if paths:
-        write_outputs(transcript, paths)
-    else:
-        click.echo(WRITERS[fmt](transcript), nl=False)
-
-
+    outputs = output_files(files, output_dir, [fmt])
+    for path, t in transcripts(ctx, files, settings, Sources(words=False, turns=True), outputs, overwrite):
+        info = t.engines["diarization"]
+        log.info("%s: %d speakers (%s path, %s embeddings, on %s)", path, len(t.speakers), info["path"],
+                 info["embedding"], info.get("providers"))
+        if output_dir:
+            write_outputs(t, outputs[path])
+        else:
+            click.echo(WRITERS[fmt](t), nl=False)

@@ -16,7 +16,7 @@ from witness.config import Settings, load_settings
 @config_option()
 def doctor(as_json, config_file, no_diarize, **engine):
     """Show GPUs and free VRAM, ONNX Runtime providers, whisper.cpp backends, cached
-    models, and the plan Witness would choose for a 1-hour call, with its reasons.
+    models, and the plan Witness would choose, with its reasons.
 
     \b
     Examples:
@@ -46,28 +46,25 @@ def diagnose(settings: Settings) -> dict:
         },
         "whisper_cpp": {"gpu_backends_built_in": list(gpu_backend_libraries()), **_whisper_probe(settings)},
         "models": _cached_models(settings),
-        "plan_for_1_hour": plan.to_dict(),
+        "plan": plan.to_dict(),
     }
 
 
 def _whisper_probe(settings: Settings) -> dict:
-    """Load the configured Whisper model in a worker (so a GPU driver starts there, not
-    here), transcribe a second of silence, and report where it ran."""
-    from witness.engines import AsrSettings, asr_engine
-    from witness.errors import WitnessError
-    from witness.workers import Job, Worker
+    """Run Whisper alone on a second of silence through the orchestrator, offline (so a GPU
+    driver starts in its worker, not here), and report where it ran."""
+    from dataclasses import replace
 
-    audio = _silence(1.0)
-    asr = AsrSettings(settings.asr.model, settings.whisper, settings.models.dir or None, offline=True)
+    from witness.errors import WitnessError
+    from witness.orchestrate import Sources, probe
+
+    offline = replace(settings, models=replace(settings.models, offline=True))
     try:
-        with Worker("asr", asr_engine, (asr,)) as worker:
-            info = worker.run(Job("doctor", audio)).info
-        return {"model": info["model"], "device": info["device"], "backends": info["backends"],
-                "pywhispercpp": info["pywhispercpp"]}
+        info = probe(offline, Sources(turns=False), 1.0).engines["asr"]
     except WitnessError as exc:
         return {"model": settings.asr.model, "device": None, "problem": exc.message}
-    finally:
-        audio.unlink()
+    return {"model": info["model"], "device": info["device"], "backends": info["backends"],
+            "pywhispercpp": info["pywhispercpp"]}
 
 
 def _cached_models(settings: Settings) -> dict[str, list[dict]]:
@@ -100,10 +97,13 @@ def render(report: dict) -> str:
         lines.extend(f"    {f['name']} ({f['mib']} MiB)" for f in files)
         if not files:
             lines.append("    (no model files)")
-    plan = report["plan_for_1_hour"]
-    lines.append(f"Plan for a 1-hour call: {plan['mode']}")
+    plan = report["plan"]
+    lines.append(f"Plan: {plan['mode']}")
     lines.extend(f"  - {reason}" for reason in plan["reasons"])
     return "\n".join(lines)
+
+
+WARMUP_SECONDS = 12.0  # longer than one 10 s segmentation window
 
 
 @click.command()
@@ -113,53 +113,21 @@ def warmup(config_file, no_diarize, **engine):
     """Fetch, convert and compile what a run will need, so the first call starts at once.
 
     Resolves the Whisper model (download or convert once) and the diarization models, then
-    opens every ONNX session the way a run will: on MIGraphX this compiles the pinned
-    shapes into the cache (~/.cache/witness/migraphx), once per shape.
+    runs both engines once on silence the way a run will: on MIGraphX this compiles the
+    pinned shapes into the cache (~/.cache/witness/migraphx), once per shape.
 
     \b
     Examples:
       witness warmup
       witness warmup --model base.en --device migraphx
     """
-    from witness.models.whisper_models import resolve_model
-    from witness.orchestrate import find_devices
-    from witness.workers import Job, Worker
+    from witness.cli.progress import ProgressView, enabled
+    from witness.orchestrate import Sources, probe
 
     settings = apply_engine_options(load_settings(config_file), **engine)
-    resolved = resolve_model(settings.asr.model, settings.models.dir or None, offline=settings.models.offline)
-    click.echo(f"whisper model {resolved.name}: {resolved.path}")
-    if no_diarize:
-        return
-    devices = find_devices(settings)
-    audio = _silence(12.0)
-    try:
-        with Worker("diarization", _open_sessions, (settings, devices.segmentation, devices.embedding)) as worker:
-            providers = worker.run(Job("warmup", audio))
-    finally:
-        audio.unlink()
-    for role, provider in providers.items():
+    with ProgressView([], enabled(click.get_current_context())) as view:
+        engines = probe(settings, Sources(turns=not no_diarize), WARMUP_SECONDS, view.model).engines
+    asr = engines["asr"]
+    click.echo(f"whisper model {asr['model']} ready on {asr['device']}")
+    for role, provider in engines.get("diarization", {}).get("providers", {}).items():
         click.echo(f"{role} model ready on {provider}")
-
-
-def _silence(seconds: float):
-    """Silent audio in shared memory for a probe run (numpy loads here, not at start-up)."""
-    import numpy as np
-
-    from witness.workers import SharedAudio
-
-    return SharedAudio.create(np.zeros(round(16000 * seconds), dtype=np.float32))
-
-
-def _open_sessions(settings: Settings, segmentation, embedding):
-    """Worker factory: build the diarizer, open its sessions, and run it once on silence."""
-    from witness.engines import build_diarizer
-
-    diarizer, bounds = build_diarizer(settings.diarization, settings.models.dir or None, settings.models.offline,
-                                      segmentation, embedding)
-    providers = diarizer.open_sessions()
-
-    def run(samples, progress):
-        diarizer.run(samples, bounds)
-        return providers
-
-    return run

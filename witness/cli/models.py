@@ -7,11 +7,11 @@ progress bars go to stderr, and only on a terminal.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Callable
 
 import click
+
+from witness.cli.progress import ProgressView, enabled
 
 models_dir_option = click.option(
     "--models-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="WITNESS_MODELS_DIR",
@@ -28,6 +28,7 @@ def models() -> None:
     \b
     Examples:
       witness models list
+      witness models pull                  every model a run with your settings uses
       witness models pull base.en
       witness models pull wespeaker        the recommended speaker embeddings (online)
       witness models path tiny.en
@@ -54,13 +55,34 @@ def list_cmd(models_dir: Path | None) -> None:
 
 
 @models.command("pull")
-@click.argument("name")
+@click.argument("name", required=False)
 @models_dir_option
 @click.pass_context
-def pull(ctx: click.Context, name: str, models_dir: Path | None) -> None:
-    """Download (or convert) model NAME into the cache and print its path."""
-    with terminal_progress(ctx) as progress:
-        click.echo(_resolve(name, models_dir, offline=False, progress=progress))
+def pull(ctx: click.Context, name: str | None, models_dir: Path | None) -> None:
+    """Download (or convert) model NAME into the cache and print its path; without NAME,
+    every model a run with your settings uses, resolved as a run does before it starts."""
+    with ProgressView([], enabled(ctx)) as view:
+        if name is not None:
+            click.echo(_resolve(name, models_dir, offline=False, progress=view.model))
+            return
+        for path in _run_models(models_dir, view.model):
+            click.echo(path)
+
+
+def _run_models(models_dir: Path | None, progress) -> list[str]:
+    """The files a run with the user's settings would use (``orchestrate.resolve_models``)."""
+    from dataclasses import replace
+
+    from witness.config import load_settings
+    from witness.orchestrate import Sources, resolve_models
+
+    settings = load_settings()
+    if models_dir is not None:
+        settings = replace(settings, models=replace(settings.models, dir=str(models_dir)))
+    models = resolve_models(settings, Sources().engines, progress)
+    diarization = models["diarization"]
+    paths = [models["asr"].path, diarization.segmentation, diarization.vad, diarization.embedding_path]
+    return [str(p) for p in paths if p is not None]
 
 
 @models.command("path")
@@ -94,35 +116,8 @@ def import_cmd(ctx: click.Context, ct2_dir: Path, name: str | None) -> None:
     """Convert a CTranslate2 (faster-whisper) model folder to ggml, cache it, print its path."""
     from witness.models.whisper_models import import_ct2
 
-    with terminal_progress(ctx) as progress:
-        resolved = import_ct2(ct2_dir, name, progress=progress)
+    with ProgressView([], enabled(ctx)) as view:
+        resolved = import_ct2(ct2_dir, name, progress=view.model)
     click.echo(resolved.path)
     if resolved.name:
         click.echo(f"witness: available as --model {resolved.name}", err=True)
-
-
-class terminal_progress:  # noqa: N801 (used as a context manager, reads like a function)
-    """A ``(stage, completed, total)`` callback drawing tqdm bars on stderr when it is a
-    terminal and ``--quiet`` is off; otherwise no callback at all."""
-
-    def __init__(self, ctx: click.Context):
-        obj = ctx.find_root().obj or {}
-        self.enabled = sys.stderr.isatty() and not obj.get("quiet")
-        self.bars: dict[str, object] = {}
-
-    def __enter__(self) -> Callable[[str, int, int], None] | None:
-        return self.update if self.enabled else None
-
-    def update(self, stage: str, completed: int, total: int) -> None:
-        from tqdm import tqdm
-
-        bar = self.bars.get(stage)
-        if bar is None:
-            unit = "B" if stage.startswith("download") else "it"
-            bar = self.bars[stage] = tqdm(total=total or None, desc=stage, unit=unit, unit_scale=unit == "B",
-                                          file=sys.stderr, leave=False)
-        bar.update(completed - bar.n)  # type: ignore[attr-defined]
-
-    def __exit__(self, *exc: object) -> None:
-        for bar in self.bars.values():
-            bar.close()  # type: ignore[attr-defined]

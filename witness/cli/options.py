@@ -1,14 +1,22 @@
-"""What the commands share: options, their parsers, and the loop over FILE arguments."""
+"""What the commands share: options, their parsers, and the run over FILE arguments."""
 
 from __future__ import annotations
 
+import contextlib
+import copy
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 import click
 
+from witness.cli.progress import ProgressView, enabled
 from witness.errors import WitnessError
-from witness.writers import WRITERS
+from witness.writers import WRITERS, check_outputs_free, output_paths, output_stems
+
+if TYPE_CHECKING:
+    from witness.transcript import Transcript
+
+DEVICES = ("auto", "cpu", "cuda", "migraphx", "rocm", "coreml")
 
 
 def config_option(help_text: str = "A TOML file of settings (see config/default.toml)."):
@@ -49,21 +57,72 @@ def check_models_dir(models_dir: str | Path | None) -> None:
             raise click.UsageError(f"{hint} {value}: no such folder")
 
 
-def for_each_file(ctx: click.Context, files: Sequence[Path], work: Callable[[Path], None]) -> None:
-    """``work(path)`` for each file. A single file's error goes up (one line, its exit
-    code); with several, a bad file is reported in one line, the others still run, and the
-    command exits 2 at the end. ``--debug`` lets every error go up."""
+def output_files(files: Sequence[Path], output_dir: Path | None, formats: Sequence[str]) -> dict[Path, list[Path]]:
+    """Each FILE's outputs in ``output_dir`` (made and tried first; two inputs with the same
+    name but another extension keep it); none without ``-o``."""
+    from witness.cli.stdin import STDIN, STDIN_NAME
+    from witness.fileio import check_output_folder
+
+    if not output_dir:
+        return {}
+    folder = check_output_folder(output_dir)
+    stems = output_stems([STDIN_NAME if str(f) == STDIN else f.name for f in files])
+    return {f: output_paths(stem, folder, formats) for f, stem in zip(files, stems)}
+
+
+def transcripts(ctx: click.Context, files: Sequence[Path], settings, sources, outputs: Mapping[Path, list[Path]],
+                overwrite: bool) -> Iterator[tuple[Path, Transcript]]:
+    """(path, transcript) for each of ``files`` as it finishes, through the one orchestrator
+    (``witness.orchestrate.run``, the engines ``sources`` asks for) with progress on a
+    terminal; ``-`` is standard input. A file whose ``outputs`` exist (unless ``overwrite``)
+    is not run. A single file's error goes up (one line, its exit code); with several, each
+    is one line on stderr, the others still run, and the command exits 2 at the end.
+    ``--debug`` lets every error go up."""
+    from witness.cli.stdin import readable
+    from witness.flow import FileJob
+    from witness.orchestrate import run
+
     failed = 0
-    for path in files:
-        try:
-            work(path)
-        except WitnessError as exc:
-            if len(files) == 1 or ctx.find_root().params.get("debug"):
-                raise
-            click.echo(f"witness: {exc}", err=True)
-            failed += 1
+
+    def report(error: WitnessError) -> None:
+        nonlocal failed
+        if len(files) == 1 or ctx.find_root().params.get("debug"):
+            raise error
+        click.echo(f"witness: {error}", err=True)
+        failed += 1
+
+    with contextlib.ExitStack() as stack:
+        given_as = {str(stack.enter_context(readable(f))): f for f in files}  # stdin: a temp copy
+
+        def jobs() -> Iterator[FileJob]:
+            for source, path in given_as.items():
+                try:
+                    check_outputs_free(outputs.get(path, []), overwrite)
+                except WitnessError as exc:
+                    report(exc)
+                    continue
+                yield FileJob(source)
+
+        view = stack.enter_context(ProgressView(list(given_as), enabled(ctx), len(sources.engines)))
+        results = stack.enter_context(contextlib.closing(run(
+            jobs(), settings, sources, jobs=None if len(files) > 1 else 1, retries=0,
+            progress=view.file, model_progress=view.model)))
+        for result in results:
+            view.file_done(result.path, 0, result.error is None, 0.0)
+            path, error = given_as[result.path], result.error
+            if error is not None:
+                report(_naming(error, path) if error.path == result.path else error)
+            else:
+                yield path, result.transcript
     if failed:
         ctx.exit(2)
+
+
+def _naming(error: WitnessError, path: Path) -> WitnessError:
+    """``error`` naming ``path`` as the user gave it (``-``, not standard input's temp copy)."""
+    renamed = copy.copy(error)
+    renamed.path, renamed.args = str(path), (f"{path}: {error.message}",)
+    return renamed
 
 
 def parse_formats(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
@@ -100,7 +159,7 @@ def engine_options(function):
         click.option("--min-speakers", type=click.IntRange(1), metavar="N", help="At least N speakers."),
         click.option("--max-speakers", type=click.IntRange(1), metavar="N",
                      help="At most N speakers (more are merged, with a warning)."),
-        click.option("--device", type=click.Choice(["auto", "cpu", "cuda", "migraphx", "rocm", "coreml"]),
+        click.option("--device", type=click.Choice(DEVICES),
                      help="Where the engines run: auto (default) takes the best GPU path each engine "
                           "has; cpu keeps both on the CPU; an ONNX Runtime provider name forces it "
                           "for the diarization models."),

@@ -1,15 +1,21 @@
-"""Progress on a terminal, silence in a pipe: a status line for the file being worked on,
-and a bar for a batch.
+"""Progress on a terminal, silence in a pipe: one renderer (tqdm) for every command.
 
-The library reports ``(stage, completed, total)``; this turns it into one line on stderr
-that is redrawn in place, e.g. ``call.wav  transcribe 45% · embedding 120/600``. Nothing is
-drawn when stderr is not a terminal or with ``--quiet``.
+``ProgressView`` draws what the library reports: models being downloaded or converted
+(``model(stage, completed, total)``, a bar each) and the files on their way through the
+engines (``file(key, stage, completed, total)``). One file gets a bar of its work with the
+elapsed time and an ETA; several files get a bar of files done, audio minutes, speed as a
+multiple of real time and an ETA from the bytes still to do. Beside it: the stages of the
+oldest file in flight, which changes only when that file is done, so with ``--jobs 3``
+the line never jumps between files. Nothing is drawn when stderr is not a terminal or
+with ``--quiet``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from pathlib import Path
 
 import click
 
@@ -17,44 +23,129 @@ from witness.timecode import format_clock
 
 STAGE_NAMES = {"transcribe": "transcribe", "segmentation": "segment", "embedding": "embed",
                "clustering": "cluster", "reconstruction": "turns", "vad": "voice activity"}
+# Share of its engine's work each stage is, for one file's bar (roughly as measured on the CPU).
+STAGE_WEIGHTS = {"transcribe": 1.0, "segmentation": 0.3, "vad": 0.3, "embedding": 0.6, "clustering": 0.05,
+                 "reconstruction": 0.05}
+ENGINE_OF = {"transcribe": "asr"}  # every other stage is diarization's
+REDRAW_SECONDS = 0.2
 
 
 def enabled(ctx: click.Context) -> bool:
     return not ctx.find_root().params.get("quiet") and sys.stderr.isatty()
 
 
-class StatusLine:
-    """A callable progress sink that redraws one stderr line (at most 10 times a second)."""
+class ProgressView:
+    """What the user sees on stderr while a command runs (see the module docstring).
+    ``files``: the inputs in order (their sizes make a batch's ETA); ``on`` False: nothing
+    is drawn, lines from ``write`` go to stderr plainly."""
 
-    def __init__(self, label: str, on: bool):
-        self.label = label
+    def __init__(self, files: list[str], on: bool, engines: int = 2):
         self.on = on
-        self.stages: dict[str, tuple[int, int]] = {}
+        self.count = len(files)
+        self.single = self.count == 1
+        self.engines = max(1, engines)
+        self.bytes_left = sum(_size(f) for f in files)
+        self.done_bytes = 0  # of files transcribed: the speed the ETA assumes for the rest
+        self.audio_seconds = 0.0
+        self.started = time.monotonic()
+        self._stages: dict[str, dict[str, tuple[int, int]]] = {}  # by file key, in order of first event
+        self._models: dict[str, object] = {}
+        self._bar = None
         self._last = 0.0
-        self._width = 0
+        self._done = 0  # a single file's bar: percent of its work, never backwards
 
-    def __call__(self, stage: str, completed: int, total: int) -> None:
+    def _files_bar(self):
+        if self._bar is None and self.on:
+            from tqdm import tqdm
+
+            if self.single:
+                fmt = "{percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]{postfix}"
+                self._bar = tqdm(total=100, file=sys.stderr, dynamic_ncols=True, bar_format=fmt)
+            else:
+                fmt = "{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} files [{elapsed}]{postfix}"
+                self._bar = tqdm(total=self.count, unit="file", file=sys.stderr, dynamic_ncols=True, bar_format=fmt)
+        return self._bar
+
+    def model(self, stage: str, completed: int, total: int) -> None:
+        """A model download or conversion: a bar of its own (bytes for downloads)."""
         if not self.on:
             return
-        self.stages[stage] = (completed, total)
-        now = time.monotonic()
-        if now - self._last >= 0.1 or completed >= total:
-            self._last = now
-            self._draw()
+        from tqdm import tqdm
 
-    def _draw(self) -> None:
-        parts = [f"{STAGE_NAMES.get(s, s)} {_amount(c, t)}" for s, (c, t) in self.stages.items()]
-        text = f"{self.label}  " + " · ".join(parts)
-        pad = max(0, self._width - len(text))
-        self._width = len(text)
-        click.echo("\r" + text + " " * pad, nl=False, err=True)
+        bar = self._models.get(stage)
+        if bar is None:
+            unit = "B" if stage.startswith("download") else "it"
+            bar = self._models[stage] = tqdm(total=total or None, desc=stage, unit=unit, unit_scale=unit == "B",
+                                             file=sys.stderr, leave=False)
+        bar.update(completed - bar.n)  # type: ignore[attr-defined]
+
+    def file(self, key: str, stage: str, completed: int, total: int) -> None:
+        """A stage of the file ``key`` moved on."""
+        self._stages.setdefault(key, {})[stage] = (completed, total)
+        now = time.monotonic()
+        if not self.on or (now - self._last < REDRAW_SECONDS and completed < total):
+            return
+        self._last = now
+        bar = self._files_bar()
+        if self.single:
+            done = max(self._done, int(100 * self._fraction(self._stages[key])))
+            bar.update(done - self._done)
+            self._done = done
+        bar.set_postfix_str(self._postfix(), refresh=True)
+
+    def _fraction(self, stages: dict[str, tuple[int, int]]) -> float:
+        """How much of a file's work is done, from its stages (each engine an equal share)."""
+        per_engine: dict[str, float] = {}
+        for stage, (completed, total) in stages.items():
+            share = STAGE_WEIGHTS.get(stage, 0.0) * (min(completed / total, 1.0) if total else 0.0)
+            engine = ENGINE_OF.get(stage, "diarization")
+            per_engine[engine] = per_engine.get(engine, 0.0) + share
+        return min(1.0, sum(per_engine.values()) / self.engines)
+
+    def file_done(self, key: str, size: int, transcribed: bool, audio_seconds: float) -> None:
+        """The file ``key`` finished: ``transcribed`` (ok), or skipped or failed."""
+        self._stages.pop(key, None)
+        self.bytes_left -= size
+        if transcribed:
+            self.done_bytes += size
+            self.audio_seconds += audio_seconds
+        bar = self._files_bar()
+        if bar is not None:
+            bar.update(100 - self._done if self.single else 1)
+            self._done = 100
+            bar.set_postfix_str(self._postfix())
+
+    def _postfix(self) -> str:
+        parts = []
+        if not self.single:
+            elapsed = time.monotonic() - self.started
+            parts.append(f"{self.audio_seconds / 60:.1f} audio min")
+            if self.audio_seconds and elapsed:
+                parts.append(f"{self.audio_seconds / elapsed:.1f}x real time")
+            if self.done_bytes and self.bytes_left > 0:
+                parts.append(f"ETA {format_clock(elapsed * self.bytes_left / self.done_bytes, decimals=0)}")
+        oldest = next(iter(self._stages.items()), None)
+        if oldest is not None:
+            key, stages = oldest
+            shown = " · ".join(f"{STAGE_NAMES.get(s, s)} {_amount(c, t)}" for s, (c, t) in stages.items())
+            parts.append(f"{Path(key).name}: {shown}")
+        return " · ".join(parts)
+
+    def write(self, line: str) -> None:
+        """A line on stderr above the bar (or plainly, without one)."""
+        if self._bar is not None:
+            self._bar.write(line, file=sys.stderr)
+        else:
+            click.echo(line, err=True)
 
     def close(self) -> None:
-        if self.on and self._width:
-            click.echo("\r" + " " * self._width + "\r", nl=False, err=True)
-            self._width = 0
+        for bar in [*self._models.values(), self._bar]:
+            if bar is not None:
+                bar.close()  # type: ignore[attr-defined]
+        self._models.clear()
+        self._bar = None
 
-    def __enter__(self) -> "StatusLine":
+    def __enter__(self) -> "ProgressView":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -67,65 +158,8 @@ def _amount(completed: int, total: int) -> str:
     return f"{completed}/{total}" if total else str(completed)
 
 
-class BatchBar:
-    """The batch's progress bar (tqdm): files done of all, audio minutes transcribed, speed
-    as a multiple of real time, and an ETA from the bytes still to do; the stage of the
-    file being worked on after it. ``on`` False: nothing is drawn."""
-
-    def __init__(self, sizes: list[int], on: bool):
-        self.on = on
-        self.bytes_left = sum(sizes)
-        self.done_bytes = 0  # of files transcribed: the speed the ETA assumes for the rest
-        self.audio_seconds = 0.0
-        self.started = time.monotonic()
-        self._stage = ""
-        self._last = 0.0
-        self._bar = None
-        if on:
-            from tqdm import tqdm
-
-            self._bar = tqdm(total=len(sizes), unit="file", file=sys.stderr, dynamic_ncols=True,
-                             bar_format="{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} files [{elapsed}]{postfix}")
-
-    def file_done(self, size: int, transcribed: bool, audio_seconds: float) -> None:
-        """One more file finished: ``transcribed`` (ok) or skipped or failed."""
-        self.bytes_left -= size
-        if transcribed:
-            self.done_bytes += size
-            self.audio_seconds += audio_seconds
-        self._stage = ""
-        if self._bar is not None:
-            self._bar.update(1)
-            self._bar.set_postfix_str(self._postfix())
-
-    def stage(self, stage: str, completed: int, total: int) -> None:
-        now = time.monotonic()
-        if self._bar is None or now - self._last < 0.2:
-            return
-        self._last = now
-        self._stage = f"{STAGE_NAMES.get(stage, stage)} {_amount(completed, total)}"
-        self._bar.set_postfix_str(self._postfix())
-
-    def _postfix(self) -> str:
-        elapsed = time.monotonic() - self.started
-        parts = [f"{self.audio_seconds / 60:.1f} audio min"]
-        if self.audio_seconds and elapsed:
-            parts.append(f"{self.audio_seconds / elapsed:.1f}x real time")
-        if self.done_bytes and self.bytes_left > 0:
-            parts.append(f"ETA {format_clock(elapsed * self.bytes_left / self.done_bytes, decimals=0)}")
-        if self._stage:
-            parts.append(self._stage)
-        return " · ".join(parts)
-
-    def write(self, line: str) -> None:
-        """A line on stderr above the bar (or plainly, without one)."""
-        if self._bar is not None:
-            self._bar.write(line, file=sys.stderr)
-        else:
-            click.echo(line, err=True)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
-
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0

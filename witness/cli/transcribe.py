@@ -8,12 +8,11 @@ from pathlib import Path
 import click
 
 from witness.cli.options import (
-    apply_engine_options, config_option, engine_options, for_each_file, parse_formats, parse_speaker_names)
-from witness.cli.progress import StatusLine, enabled
-from witness.cli.stdin import STDIN, STDIN_NAME, readable
+    apply_engine_options, config_option, engine_options, output_files, parse_formats, parse_speaker_names,
+    transcripts)
+from witness.cli.stdin import STDIN
 from witness.config import load_settings
-from witness.fileio import check_output_folder
-from witness.writers import WRITERS, check_outputs_free, output_paths, output_stems, write_outputs
+from witness.writers import WRITERS, write_outputs
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +27,7 @@ Examples:
   witness call.wav --no-diarize                 timestamped text, no speakers
   witness -v call.wav --serial                  engines one after the other; -v says why/how
   witness call.wav --words words.json --turns call.rttm   merge only (no engines)
+  witness call.wav --turns call.rttm            Whisper's words, these speaker turns
   some-recorder | witness - -o out              audio from standard input: out/stdin.txt
 """
 
@@ -63,73 +63,13 @@ def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, words_
     formats = formats or (settings.output.formats if output_dir else ("txt",))
     if output_dir is None and len(formats) > 1:
         raise click.BadParameter("several formats need -o DIR (stdout takes one)", param_hint="--format")
-    paths = {}
-    if output_dir:
-        stems = output_stems([STDIN_NAME if str(f) == STDIN else f.name for f in files])
-        paths = {f: output_paths(stem, check_output_folder(output_dir), formats) for f, stem in zip(files, stems)}
-    run = _Run(settings, not no_diarize, words_file, turns_file, enabled(ctx), keep_workers=len(files) > 1)
+    from witness.orchestrate import Sources
 
-    def one_file(path: Path) -> None:
-        with readable(path) as source:
-            transcript = run.transcript(source, paths.get(path, []), overwrite)
-        transcript = _named(transcript, path, speaker_names)
-        _emit(transcript, path, files, paths.get(path), formats)
-
-    try:
-        for_each_file(ctx, files, one_file)
-    finally:
-        run.close()
-
-
-class _Run:
-    """The engines (started on first use, kept for every file when ``keep_workers``), with
-    words (--words) or turns (--turns) taken from files instead when given."""
-
-    def __init__(self, settings, diarize, words_file, turns_file, show_progress, keep_workers):
-        self.settings, self.diarize = settings, diarize and turns_file is None
-        self.words_file, self.turns_file = words_file, turns_file
-        self.show_progress, self.keep_workers = show_progress, keep_workers
-        self._orchestrator = None
-
-    def transcript(self, path: Path, paths: list[Path], overwrite: bool):
-        from witness import pipeline
-
-        check_outputs_free(paths, overwrite)
-        if self.words_file is not None:
-            audio = _load(path)
-            meta = pipeline.audio_meta(audio.info, len(audio.samples))
-            words = pipeline.read_words(self.words_file)
-        else:
-            with StatusLine(path.name, self.show_progress) as status:
-                engines = self._engines().transcribe(path, status)
-            if self.turns_file is None:
-                return engines
-            meta, words = engines.audio, engines.words  # their speakers are replaced by the merge
-        turns = None if self.turns_file is None else self._turns(path)
-        return pipeline.assemble(meta, words, turns, options=self.settings.merge)
-
-    def _engines(self):
-        if self._orchestrator is None:
-            from witness.orchestrate import Orchestrator
-
-            self._orchestrator = Orchestrator(self.settings, diarize=self.diarize, keep_workers=self.keep_workers)
-        return self._orchestrator
-
-    def _turns(self, path: Path):
-        from witness.rttm import read_rttm
-
-        by_file = read_rttm(self.turns_file)
-        return by_file.get(Path(path).stem) or [t for ts in by_file.values() for t in ts]
-
-    def close(self) -> None:
-        if self._orchestrator is not None:
-            self._orchestrator.close()
-
-
-def _load(path: Path):
-    from witness.audio import load_audio
-
-    return load_audio(path)
+    turns = turns_file or (not no_diarize and words_file is None)  # --words alone: words only, as given
+    sources = Sources(words=words_file or True, turns=turns)
+    outputs = output_files(files, output_dir, formats)
+    for path, transcript in transcripts(ctx, files, settings, sources, outputs, overwrite):
+        _emit(_named(transcript, path, speaker_names), path, files, outputs.get(path), formats)
 
 
 def _named(transcript, path: Path, names: dict[str, str]):
