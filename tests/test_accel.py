@@ -53,8 +53,13 @@ def test_a_provider_that_does_not_load_runs_on_cpu_with_one_warning(models_dir, 
     assert y.shape == (1, 589, 7)
 
 
-def test_vram_probe_never_crashes_without_a_gpu():
-    gpus = probe_gpus()  # this machine has none: nothing, no exception
+def test_vram_probe_never_crashes_without_a_gpu(monkeypatch):
+    def no_driver():
+        raise RuntimeError("NVML Shared Library Not Found")
+
+    monkeypatch.setitem(sys.modules, "pynvml", types.SimpleNamespace(nvmlInit=no_driver))
+    monkeypatch.setitem(sys.modules, "pyamdgpuinfo", None)  # not installed
+    gpus = probe_gpus()  # nothing, no exception
     assert gpus == () and free_vram(gpus) is None
 
 

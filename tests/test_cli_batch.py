@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.worker_engines import crash_in
 from witness.cli import main
 from witness import shm as shm_module
 from witness.manifest import MANIFEST_NAME, Manifest
 from witness.transcript import read_transcript
-from witness.workers import CRASH_FOR_TESTS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,8 +49,9 @@ def batch(tmp_path_factory, sample_call, models_dir):
     root = tmp_path_factory.mktemp("batch")
     calls = make_calls(root / "calls", sample_call / "sample.wav")
     out = root / "out"
-    result = run("batch", calls, "-o", out, "--format", "json,txt", "--models-dir", models_dir,
-                 env={CRASH_FOR_TESTS: "asr:2"})
+    with pytest.MonkeyPatch.context() as patch:
+        crash_in(patch, "asr", on_job=2)
+        result = run("batch", calls, "-o", out, "--format", "json,txt", "--models-dir", models_dir)
     with Manifest(out / MANIFEST_NAME) as manifest:
         rows = manifest.rows()
     return root, calls, out, result, rows
@@ -139,11 +140,12 @@ def test_outputs_the_batch_did_not_write_are_not_replaced(sample_call, models_di
     assert (tmp_path / "out" / "call.json").read_text() == "precious"
 
 
-def test_a_second_death_fails_the_file_and_the_batch_goes_on(sample_call, models_dir, tmp_path):
+def test_a_second_death_fails_the_file_and_the_batch_goes_on(sample_call, models_dir, tmp_path, monkeypatch):
+    crash_in(monkeypatch, "asr")
     shutil.copy(sample_call / "sample.wav", tmp_path / "call.wav")
     (tmp_path / "empty.wav").write_bytes(b"")
     result = run("batch", tmp_path / "call.wav", tmp_path / "empty.wav", "-o", tmp_path / "out",
-                 "--models-dir", models_dir, "-q", env={CRASH_FOR_TESTS: "asr"})
+                 "--models-dir", models_dir, "-q")
     assert result.exit_code == 2
     with Manifest(tmp_path / "out" / MANIFEST_NAME) as manifest:
         rows = by_name(manifest.rows(), tmp_path)

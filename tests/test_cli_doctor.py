@@ -1,4 +1,5 @@
-"""`witness doctor` and `witness warmup` on this machine (no GPU): real probes, real models."""
+"""`witness doctor` and `witness warmup` with real models, on the CPU (any machine): the GPU
+probe is injected."""
 
 from __future__ import annotations
 
@@ -6,14 +7,17 @@ import json
 
 from click.testing import CliRunner
 
+from witness.accel.vram import GIB, GpuMemory
 from witness.cli import main
 
 
-def test_doctor_reports_devices_models_and_the_plan(models_dir):
-    result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--json"])
+def test_doctor_reports_devices_models_and_the_plan(models_dir, monkeypatch):
+    gpu = GpuMemory(0, "nvidia", "NVIDIA H100", 80 * GIB, 3 * GIB)
+    monkeypatch.setattr("witness.orchestrate.probe_gpus", lambda: (gpu,))
+    result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu", "--json"])
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report["gpus"] == []
+    assert report["gpus"] == [gpu.to_dict()]
     assert "CPUExecutionProvider" in report["onnxruntime"]["providers"]
     assert report["onnxruntime"]["models"]["segmentation"]["provider"] == "cpu"
     assert report["whisper_cpp"]["model"] == "tiny.en" and report["whisper_cpp"]["device"] == "cpu"
@@ -28,7 +32,7 @@ def test_doctor_text_form(models_dir):
 
 
 def test_warmup_prepares_every_model(models_dir):
-    result = CliRunner().invoke(main, ["warmup", "--models-dir", str(models_dir)])
+    result = CliRunner().invoke(main, ["warmup", "--models-dir", str(models_dir), "--device", "cpu"])
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines == ["whisper model tiny.en ready on cpu", "segmentation model ready on cpu",

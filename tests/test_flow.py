@@ -11,11 +11,11 @@ import time
 import numpy as np
 import pytest
 
-from tests.worker_engines import sleeping_engine
+from tests.worker_engines import crashing_engine, sleeping_engine
 from witness.errors import InputError
 from witness.flow import FileJob, Flow
 from witness.transcript import AudioMeta, Transcript
-from witness.workers import CRASH_FOR_TESTS, SharedAudio, Worker, WorkerDied
+from witness.workers import SharedAudio, Worker, WorkerDied
 
 ASR_SECONDS, DIARIZATION_SECONDS = 0.05, 0.6  # diarization the slow one: Whisper can run ahead
 
@@ -25,8 +25,9 @@ class SleepingEngines:
 
     names = ("asr", "diarization")
 
-    def __init__(self, mode: str):
+    def __init__(self, mode: str, crash: dict[str, int] | None = None):
         self.mode = mode
+        self.crash = crash or {}  # engine name -> the job its workers die on (0: every job)
         self.workers: dict[str, Worker] = {}
         self.decoded: dict[str, float] = {}  # path -> when it was decoded
         self.shared: list[str] = []  # the decoded audio files it made
@@ -46,7 +47,10 @@ class SleepingEngines:
     def worker(self, name: str) -> Worker:
         if name not in self.workers or not self.workers[name].alive:
             seconds = ASR_SECONDS if name == "asr" else DIARIZATION_SECONDS
-            self.workers[name] = Worker(name, sleeping_engine, (seconds,))
+            if name in self.crash:
+                self.workers[name] = Worker(name, crashing_engine, (sleeping_engine, self.crash[name], seconds))
+            else:
+                self.workers[name] = Worker(name, sleeping_engine, (seconds,))
             self.log.append(("start", name))
         return self.workers[name]
 
@@ -64,9 +68,10 @@ class SleepingEngines:
             self.release(name)
 
 
-def run(mode: str, paths: list[str], jobs: int, retries: int = 1, keep_workers: bool = True):
+def run(mode: str, paths: list[str], jobs: int, retries: int = 1, keep_workers: bool = True,
+        crash: dict[str, int] | None = None):
     """[(result, when it came)] for ``paths`` through a flow."""
-    engines = SleepingEngines(mode)
+    engines = SleepingEngines(mode, crash)
     try:
         flow = Flow(engines, jobs, retries, keep_workers)
         out = [(r, time.time()) for r in flow.run(FileJob(p) for p in paths)]
@@ -109,17 +114,15 @@ def test_at_most_jobs_files_are_in_flight():
     assert engines.decoded["c"] >= finished["a"] and engines.decoded["d"] >= finished["b"]
 
 
-def test_a_killed_worker_is_replaced_its_file_retried_and_the_queue_resubmitted(monkeypatch):
+def test_a_killed_worker_is_replaced_its_file_retried_and_the_queue_resubmitted():
     # every ASR worker dies on its 2nd job: b dies in the first, c (queued behind b, then
     # 2nd in the fresh worker) in the second; each is retried once and done
-    monkeypatch.setenv(CRASH_FOR_TESTS, "asr:2")
-    engines, results = run("parallel", ["a", "b", "c"], jobs=3)
+    engines, results = run("parallel", ["a", "b", "c"], jobs=3, crash={"asr": 2})
     assert {r.path: (r.error, r.attempts) for r, _ in results} == {"a": (None, 1), "b": (None, 2), "c": (None, 2)}
 
 
-def test_a_second_death_and_a_bad_file_end_only_their_files(monkeypatch):
-    monkeypatch.setenv(CRASH_FOR_TESTS, "diarization:1")  # each fresh diarization worker dies at once
-    engines, results = run("serial", ["x.bad", "a"], jobs=2)
+def test_a_second_death_and_a_bad_file_end_only_their_files():
+    engines, results = run("serial", ["x.bad", "a"], jobs=2, crash={"diarization": 1})  # each fresh one dies at once
     bad, died = (r for r, _ in results)
     assert isinstance(bad.error, InputError) and bad.attempts == 0
     assert isinstance(died.error, WorkerDied) and died.attempts == 2 and died.seconds >= 0

@@ -9,17 +9,20 @@ from dataclasses import replace
 import pytest
 from click.testing import CliRunner
 
+from tests.worker_engines import crash_in
 from witness.cli import main
 from witness.config import ModelSettings, Settings
 from witness.flow import FileJob
 from witness.orchestrate import Sources, run
 from witness.plan import PlanOptions
-from witness.workers import CRASH_FOR_TESTS
 
 
 @pytest.fixture(scope="module")
 def settings(models_dir):
-    return replace(Settings(), models=ModelSettings(dir=str(models_dir)))
+    """Both engines on the CPU, on any machine (GPU or not)."""
+    s = Settings()
+    return replace(s, models=ModelSettings(dir=str(models_dir)), whisper=replace(s.whisper, use_gpu=False),
+                   diarization=replace(s.diarization, segmentation_device="cpu", embedding_device="cpu"))
 
 
 def transcribe(path, settings, sources=Sources()):
@@ -58,7 +61,7 @@ def test_no_diarize_runs_whisper_alone(settings, sample_call):
 
 @pytest.mark.parametrize("worker", ["asr", "diarization"])
 def test_a_worker_killed_by_a_signal_is_one_clear_line(worker, sample_call, models_dir, tmp_path, monkeypatch):
-    monkeypatch.setenv(CRASH_FOR_TESTS, worker)
+    crash_in(monkeypatch, worker)
     result = CliRunner().invoke(main, [str(sample_call / "sample.wav"), "--models-dir", str(models_dir),
                                        "-o", str(tmp_path), "--format", "json"])
     assert result.exit_code == 1

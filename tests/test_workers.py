@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.worker_engines import refusing_engine, summing_engine
+from tests.worker_engines import crashing_engine, refusing_engine, summing_engine
 from witness.errors import InputError
-from witness.workers import CRASH_FOR_TESTS, Job, SharedAudio, Worker, WorkerDied
+from witness.workers import Job, SharedAudio, Worker, WorkerDied
 
 
 @pytest.fixture
@@ -39,9 +39,8 @@ def test_engine_errors_keep_their_kind_and_name_the_file(audio):
         assert worker.alive  # an engine error does not kill the worker
 
 
-def test_a_worker_killed_by_a_signal_gives_a_clear_error(audio, monkeypatch):
-    monkeypatch.setenv(CRASH_FOR_TESTS, "asr:2")
-    with Worker("asr", summing_engine, (1.0,)) as worker:
+def test_a_worker_killed_by_a_signal_gives_a_clear_error(audio):
+    with Worker("asr", crashing_engine, (summing_engine, 2, 1.0)) as worker:
         assert worker.run(Job("first.wav", audio)) == 8000.0
         with pytest.raises(WorkerDied) as err:
             worker.run(Job("second.wav", audio))

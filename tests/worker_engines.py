@@ -31,3 +31,32 @@ def sleeping_engine(seconds: float):
         return start, time.time()
 
     return run
+
+
+def crashing_engine(factory, on_job: int, *args):
+    """``factory(*args)``'s engine in a worker that dies of SIGKILL on its ``on_job``-th job
+    (0: on every job), as a native crash would."""
+    import os
+    import signal
+
+    engine = factory(*args)
+    jobs = 0
+
+    def run(samples, progress):
+        nonlocal jobs
+        jobs += 1
+        if not on_job or jobs == on_job:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return engine(samples, progress)
+
+    return run
+
+
+def crash_in(monkeypatch, name: str, on_job: int = 0) -> None:
+    """The orchestrator's ``name`` workers die on their ``on_job``-th job (0: on every job)."""
+    from functools import partial
+
+    from witness import orchestrate
+
+    factory = orchestrate.ENGINE_FACTORIES[name]
+    monkeypatch.setitem(orchestrate.ENGINE_FACTORIES, name, partial(crashing_engine, factory, on_job))

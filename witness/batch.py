@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from witness import __version__
 from witness.config import Settings
@@ -249,20 +249,27 @@ def _now() -> str:
 
 
 @contextlib.contextmanager
-def _signals_deferred():
-    """Hold Ctrl-C and SIGTERM until the block is done (a file's outputs and its manifest
-    row belong together), then deliver them to the handlers they would have reached. Only
-    the main thread receives signals; elsewhere this does nothing."""
+def signal_handlers(handlers: Mapping[int, Callable[[int, Any], None]]):
+    """``handlers`` (signal -> handler) while the block runs, the previous ones restored
+    after. Only the main thread receives signals; elsewhere this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    caught: list[int] = []
-    previous = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in STOP_SIGNALS}
+    previous = {s: signal.signal(s, handler) for s, handler in handlers.items()}
     try:
         yield
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    """Hold Ctrl-C and SIGTERM until the block is done (a file's outputs and its manifest
+    row belong together), then deliver them to the handlers they would have reached."""
+    caught: list[int] = []
+    with signal_handlers({s: lambda signum, frame: caught.append(signum) for s in STOP_SIGNALS}):
+        yield
     for signum in dict.fromkeys(caught):
         signal.raise_signal(signum)
 

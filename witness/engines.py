@@ -38,10 +38,12 @@ class AsrJob:
 
 
 @dataclass(frozen=True)
-class AsrOutput:
+class WordsResult:
+    """What the Whisper worker hands back for a file (``info`` None: words read from a file)."""
+
     words: tuple[Word, ...]
     language: str
-    info: Mapping[str, Any]  # model, device, backend, timestamps
+    info: Mapping[str, Any] | None  # model, device, backend, timestamps
     seconds: float
 
 
@@ -60,15 +62,17 @@ class DiarizationJob:
 
 
 @dataclass(frozen=True)
-class DiarizationResult:
+class TurnsResult:
+    """What the diarization worker hands back for a file (``info`` None: turns read from a file)."""
+
     turns: tuple[Turn, ...]
     exclusive_turns: tuple[Turn, ...]
-    info: Mapping[str, Any]  # models, path, providers, speakers found (and estimated), capped
+    info: Mapping[str, Any] | None  # models, path, providers, speakers found (and estimated), capped
     timings: Mapping[str, float]
     seconds: float
 
 
-def asr_engine(job: AsrJob) -> Callable[[np.ndarray, Progress | None], AsrOutput]:
+def asr_engine(job: AsrJob) -> Callable[[np.ndarray, Progress | None], WordsResult]:
     """Load the Whisper model once; the returned callable transcribes one file's samples."""
     # whisper.cpp's OpenMP threads spin while they wait; beside diarization or any other
     # load that made a 60 s file take 88 s instead of 5 s on 2 cores (passive: they sleep).
@@ -87,10 +91,10 @@ def asr_engine(job: AsrJob) -> Callable[[np.ndarray, Progress | None], AsrOutput
         "threads": job.options.effective_threads,
     }
 
-    def run(samples: np.ndarray, progress: Progress | None = None) -> AsrOutput:
+    def run(samples: np.ndarray, progress: Progress | None = None) -> WordsResult:
         start = time.perf_counter()
         result = engine.transcribe(samples, progress)
-        return AsrOutput(result.words, result.language, {**info, "language": result.language},
+        return WordsResult(result.words, result.language, {**info, "language": result.language},
                          time.perf_counter() - start)
 
     return run
@@ -132,15 +136,15 @@ def diarization_info(diarizer: Diarizer, out: DiarizationOutput, providers: dict
     return info
 
 
-def diarization_engine(job: DiarizationJob) -> Callable[[np.ndarray, Progress | None], DiarizationResult]:
+def diarization_engine(job: DiarizationJob) -> Callable[[np.ndarray, Progress | None], TurnsResult]:
     """Open the models once; the returned callable diarizes one file's samples."""
     diarizer, bounds = build_diarizer(job)
     providers = {role: short_name(p) for role, p in diarizer.open_sessions().items()}  # after any fallback
 
-    def run(samples: np.ndarray, progress: Progress | None = None) -> DiarizationResult:
+    def run(samples: np.ndarray, progress: Progress | None = None) -> TurnsResult:
         start = time.perf_counter()
         out = diarizer.run(samples, bounds, progress)
         info = diarization_info(diarizer, out, providers)
-        return DiarizationResult(out.turns, out.exclusive_turns, info, dict(out.timings), time.perf_counter() - start)
+        return TurnsResult(out.turns, out.exclusive_turns, info, dict(out.timings), time.perf_counter() - start)
 
     return run

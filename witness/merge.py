@@ -67,14 +67,10 @@ def merge(words: Sequence[Word], turns: Sequence[Turn], options: MergeOptions = 
     )
 
 
-def assign_speakers(words: Sequence[Word], turns: Sequence[Turn], gap_tolerance: float) -> list[str | None]:
-    """Speaker per word (``words`` sorted by start): most total overlap, else nearest turn
-    within ``gap_tolerance``, else None. Ties go to the turn holding the word's midpoint."""
-    return _assign(words, turns, gap_tolerance)[0]
-
-
 def _assign(words: Sequence[Word], turns: Sequence[Turn], gap_tolerance: float) -> tuple[list[str | None], list[bool]]:
-    """(speaker per word, whether a turn of that speaker overlaps the word)."""
+    """(speaker per word, whether a turn of that speaker overlaps the word), ``words`` sorted
+    by start: most total overlap, else the nearest turn within ``gap_tolerance``, else None.
+    Ties go to the turn holding the word's midpoint."""
     if not turns:
         return [None] * len(words), [False] * len(words)
     turns = sorted(turns, key=lambda t: (t.start, t.end))

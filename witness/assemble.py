@@ -1,7 +1,6 @@
-"""One file in, one Transcript out: the unit of work every command shares.
-
-``assemble`` turns engine outputs (words, turns) into a Transcript with its metadata;
-the engines themselves are run by ``witness.orchestrate``.
+"""Engine outputs in, one Transcript out: ``assemble`` merges words with turns and adds
+the file's metadata (``audio_meta``); ``read_words`` takes words from a file (``--words``).
+The engines themselves are run by ``witness.orchestrate``.
 """
 
 from __future__ import annotations
