@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
@@ -111,18 +110,13 @@ def transcripts(ctx: click.Context, files: Sequence[Path], settings, sources, ou
             view.file_done(result.path, 0, result.error is None, 0.0)
             path, error = given_as[result.path], result.error
             if error is not None:
-                report(_naming(error, path) if error.path == result.path else error)
+                if error.path == result.path != str(path):  # standard input's temp copy: name it "-"
+                    error.path, error.args = str(path), (f"{path}: {error.message}",)
+                report(error)
             else:
                 yield path, result.transcript
     if failed:
         ctx.exit(2)
-
-
-def _naming(error: WitnessError, path: Path) -> WitnessError:
-    """``error`` naming ``path`` as the user gave it (``-``, not standard input's temp copy)."""
-    renamed = copy.copy(error)
-    renamed.path, renamed.args = str(path), (f"{path}: {error.message}",)
-    return renamed
 
 
 def parse_formats(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
