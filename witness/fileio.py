@@ -12,7 +12,7 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from witness.errors import InputError, UsageError
 
@@ -28,6 +28,15 @@ def read_input_text(path: str | Path, kind: str) -> str:
         raise InputError("no such file", path) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {kind} ({exc.__class__.__name__}: {exc})", path) from None
+
+
+def records(text: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, whitespace-separated fields) of each line of a NIST-style text file
+    (RTTM, STM, UEM), blank lines and ``;;`` comments left out."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if fields and not fields[0].startswith(";;"):
+            yield number, fields
 
 
 def sha256_file(path: str | Path) -> str:

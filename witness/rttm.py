@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterable
 
 from witness.errors import InputError
-from witness.fileio import read_input_text
+from witness.fileio import read_input_text, records
 from witness.transcript import Turn
 
 
@@ -17,10 +17,7 @@ def parse_rttm(text: str, source: str | None = None) -> dict[str, list[Turn]]:
     """Turns per file id, sorted by start. Blank lines and ``;;`` comments are skipped;
     any other malformed line raises InputError naming the line."""
     files: dict[str, list[Turn]] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
-        if not fields or fields[0].startswith(";;"):
-            continue
+    for number, fields in records(text):
         if fields[0] != "SPEAKER":
             continue  # other RTTM record types (LEXEME, SPKR-INFO...) carry no turns
         if len(fields) < 8:

@@ -26,6 +26,7 @@ from witness.asr.backend import AsrBackendInfo, backend_info
 from witness.asr.chunks import chunk_spans
 from witness.asr.options import WhisperOptions
 from witness.asr.words import Piece, is_annotation, join_words
+from witness.audio import SAMPLE_RATE
 from witness.errors import InputError, ModelError
 from witness.models.ggml import GgmlInfo, WhisperHparams, inspect_ggml
 from witness.models.whisper_catalogue import WhisperModel
@@ -34,7 +35,6 @@ from witness.transcript import Word
 
 log = logging.getLogger(__name__)
 
-SAMPLE_RATE = 16000
 _LOG_ERROR = 4  # ggml_log_level GGML_LOG_LEVEL_ERROR
 
 

@@ -25,9 +25,10 @@ from functools import lru_cache
 
 import numpy as np
 
+from witness.audio import SAMPLE_RATE
+
 log = logging.getLogger(__name__)
 
-SAMPLE_RATE = 16000
 
 GE2E_N_FFT = 400
 GE2E_HOP = 160

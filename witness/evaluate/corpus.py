@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from witness.errors import InputError
-from witness.fileio import read_input_text
+from witness.fileio import read_input_text, records
 from witness.evaluate.der import DerResult, combine, diarization_error
 from witness.evaluate.regions import Interval
 from witness.rttm import read_rttm
@@ -67,10 +67,7 @@ def read_uem(path: str | Path) -> dict[str, list[Interval]]:
     """Scored regions per file id from a UEM file (``<file-id> <channel> <start> <end>`` lines)."""
     text = read_input_text(path, "UEM")
     regions: dict[str, list[Interval]] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
-        if not fields or fields[0].startswith(";;"):
-            continue
+    for number, fields in records(text):
         if len(fields) != 4:
             raise InputError(f"line {number}: a UEM line has 4 fields (file channel start end), found {len(fields)}", path)
         try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from witness.errors import InputError
-from witness.fileio import read_input_text
+from witness.fileio import read_input_text, records
 from witness.transcript import Word
 
 IGNORE = "ignore_time_segment_in_scoring"
@@ -34,10 +34,7 @@ class StmSegment:
 def parse_stm(text: str, source: str | None = None) -> list[StmSegment]:
     """Segments in file order; InputError naming the line when one is malformed."""
     segments = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
-        if not fields or fields[0].startswith(";;"):
-            continue
+    for number, fields in records(text):
         if len(fields) < 5:
             raise InputError(f"line {number}: an STM line needs at least 5 fields, found {len(fields)}", source)
         try:

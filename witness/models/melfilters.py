@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-SAMPLE_RATE = 16000
+from witness.audio import SAMPLE_RATE
+
 N_FFT = 400
 _F_SP = 200.0 / 3  # Hz per mel below 1 kHz
 _MIN_LOG_HZ = 1000.0
