@@ -2,11 +2,13 @@
 
 Prints seconds and real-time factor per stage, the share of wall time during which ONNX
 Runtime was running a model (the union of every ``session.run`` interval of both threads:
-the rest is our own Python and numpy), per-thread busy time, and DER against the tiled
-human reference. Sessions are started on a short clip first, outside the timing.
+the rest is our own Python and numpy), per-thread busy time, CPU seconds (the process, and
+the main thread's embedding and clustering apart from the segmentation thread) and DER
+against the tiled human reference. Sessions are started on a short clip first, outside the timing.
 
     PYTHONPATH=. python scripts/bench_diarize_pipeline.py --minutes 10
     ... --step 2 --embed-batch 16 --variant window
+    ... --embedding campplus --embed-every 10
 
 The pipeline limits numpy's BLAS to one thread itself (``RuntimeOptions.blas_threads``);
 ``--blas-threads 0`` leaves it alone, to measure what that limit buys.
@@ -18,7 +20,7 @@ import argparse
 import os
 import threading
 import time
-
+from dataclasses import replace
 
 from scripts.diarization_cases import MODELS, ders, sample_call, tiled
 from witness.diarize.config import config_for
@@ -73,26 +75,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--step", type=float, default=1.0)
-    parser.add_argument("--variant", default="pooled", choices=("pooled", "window"))
+    parser.add_argument("--embedding", default="ge2e", choices=("ge2e", "campplus"))
+    parser.add_argument("--embed-every", type=int, default=1, help="embed every n-th window only")
+    parser.add_argument("--variant", default="pooled", choices=("pooled", "window"), help="GE2E only")
     parser.add_argument("--embed-batch", type=int, default=None, help="GE2E partials per model call")
     parser.add_argument("--seg-threads", type=int, default=1)
     parser.add_argument("--embed-threads", type=int, default=1)
     parser.add_argument("--blas-threads", type=int, default=1, help="0: leave numpy's BLAS pool alone")
     args = parser.parse_args()
     case = tiled(sample_call(), args.minutes)
-    models = choose_models("ge2e", MODELS)
+    models = choose_models(args.embedding, MODELS)
     runtime = RuntimeOptions(segmentation_threads=args.seg_threads, embedding_threads=args.embed_threads,
                              embedding_batch_size=args.embed_batch, blas_threads=args.blas_threads or None)
-    diarizer = Diarizer(models, config_for("ge2e", window_step=args.step), runtime, args.variant)
+    config = replace(config_for(args.embedding, window_step=args.step), embed_every=args.embed_every)
+    diarizer = Diarizer(models, config, runtime, args.variant)
     diarizer.run(case.samples[:11 * 16000])  # start the sessions outside the timing
     load = os.getloadavg()
     with OrtClock() as clock:
+        cpu, main_cpu = time.process_time(), time.thread_time()
         began = time.perf_counter()
         out = diarizer.run(case.samples)
         ended = time.perf_counter()
+        cpu, main_cpu = time.process_time() - cpu, time.thread_time() - main_cpu
     wall, audio_s = ended - began, case.duration
     inside = clock.union_seconds(began, ended)
-    print(f"{case.name}: step {args.step} s, GE2E {args.variant}, embedding batch "
+    print(f"{case.name}: step {args.step} s, every {args.embed_every}, {diarizer.embedding_name}, embedding batch "
           f"{diarizer.embedder.batch_size}, threads seg {args.seg_threads} / embed {args.embed_threads} / "
           f"BLAS {args.blas_threads or 'default'}; "
           f"load average before {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
@@ -102,6 +109,9 @@ def main() -> None:
           f"outside: {wall - inside:.2f} s = {1 - inside / wall:.1%}")
     for name, seconds in clock.per_thread().items():
         print(f"  ORT busy in thread {name}: {seconds:.2f} s")
+    # CPU time is what a loaded machine distorts least: wall time counts other processes too
+    print(f"  CPU: process {cpu:.2f} s (RTF {cpu / audio_s:.4f}); main thread (embedding, clustering) "
+          f"{main_cpu:.2f} s; other threads (segmentation) {cpu - main_cpu:.2f} s")
     scores = ders(case.reference, out.turns)
     print(f"  speakers {out.num_speakers} (found {out.found_speakers}); DER "
           + ", ".join(f"{k} {v:.1%}" for k, v in scores.items()))
