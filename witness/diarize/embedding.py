@@ -36,9 +36,9 @@ from witness.diarize.features import (
     FBANK_FRAME, FBANK_HOP, GE2E_HOP, GE2E_N_MELS, SAMPLE_RATE, campplus_fbank, finite_audio, frame_energy,
     ge2e_frames, ge2e_mel_of_frames, kaldi_fbank, mean_normalise)
 from witness.diarize.onnx_session import CPU, LazySession, as_choice
+from witness.models.campplus import EMBEDDING_DIM as CAMPPLUS_DIM, MIN_FRAMES as CAMPPLUS_MIN_FRAMES
 
 EMBEDDING_DIM = 256  # GE2E and WeSpeaker
-CAMPPLUS_DIM = 192
 TARGET_DBFS = -30.0
 MAX_BOOST_DB = 60.0
 
@@ -248,7 +248,7 @@ class CamPlusPlusEmbedder:
         centres = np.arange(feats.shape[1]) * FBANK_HOP + FBANK_FRAME // 2
         keep = keep_frames(masks, waveforms.shape[1], centres, len(waveforms))
         counts = keep.sum(axis=1)
-        min_frames = max(3.0, self.min_clean_seconds * SAMPLE_RATE / FBANK_HOP)
+        min_frames = max(CAMPPLUS_MIN_FRAMES, self.min_clean_seconds * SAMPLE_RATE / FBANK_HOP)
         out = np.full((len(waveforms), CAMPPLUS_DIM), np.nan, dtype=np.float32)
         for count in np.unique(counts[counts >= min_frames]):
             rows = np.flatnonzero(counts == count)
