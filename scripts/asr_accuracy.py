@@ -23,6 +23,7 @@ from asr_bench import SAMPLE, faster_whisper_model, faster_whisper_words, ggml_m
 from witness.asr.whisper import WhisperEngine, WhisperOptions
 from witness.evaluate.stm import read_stm
 from witness.evaluate.wer import align_words, word_error_rate
+from witness.models.whisper_models import resolve_vad
 from witness.textnorm import normalize_words
 from witness.transcript import Word
 
@@ -80,7 +81,7 @@ def main() -> None:
     for label, opts in (("token", {"timestamps": "token"}), ("dtw", {"timestamps": "dtw"}),
                         ("dtw, no timestamps", {"timestamps": "dtw", "without_timestamps": True})):
         options = WhisperOptions(threads=args.threads, language=language, **opts)
-        with WhisperEngine(model.path, options, model.name) as engine:
+        with WhisperEngine(model.path, options, model.name, vad_path=resolve_vad()) as engine:
             results[f"whisper.cpp {label}"] = list(engine.transcribe(audio).words)
     fw = faster_whisper_model(args.model, args.threads)
     fw_text, _ = faster_whisper_words(fw, audio, language)

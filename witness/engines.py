@@ -35,6 +35,7 @@ class AsrJob:
 
     model: ResolvedModel
     options: WhisperOptions
+    vad: str | None = None  # Silero VAD's file (``whisper_models.resolve_vad``): decode speech only
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,8 @@ def asr_engine(job: AsrJob) -> Callable[[np.ndarray, Progress | None], WordsResu
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     from witness.asr.whisper import WhisperEngine
 
-    engine = WhisperEngine(job.model.path, job.options, model_name=job.model.name, info=job.model.info)
+    engine = WhisperEngine(job.model.path, job.options, model_name=job.model.name, info=job.model.info,
+                           vad_path=job.vad)
     backend = engine.backend
     info = {
         "engine": "whisper.cpp",
@@ -94,7 +96,7 @@ def asr_engine(job: AsrJob) -> Callable[[np.ndarray, Progress | None], WordsResu
     def run(samples: np.ndarray, progress: Progress | None = None) -> WordsResult:
         start = time.perf_counter()
         result = engine.transcribe(samples, progress)
-        return WordsResult(result.words, result.language, {**info, "language": result.language},
+        return WordsResult(result.words, result.language, {**info, "language": result.language, **result.stats},
                          time.perf_counter() - start)
 
     return run

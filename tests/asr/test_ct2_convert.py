@@ -79,6 +79,26 @@ def test_a_real_int8_ctranslate2_model_converts_and_transcribes(tiny_en_ct2, tmp
     assert {"diane", "new", "jersey", "sheila", "texas", "chicago"} <= heard
 
 
+@pytest.mark.parametrize("weights, size", [("q8_0", 43_550_795), ("q5_1", 32_166_155)])
+def test_quantised_conversion_is_whisper_cpps_own_layout_and_transcribes(tiny_en_ct2, tmp_path, sample_audio,
+                                                                         weights, size):
+    from witness.asr.whisper import WhisperEngine, WhisperOptions
+    from witness.models.quantize import dequantize
+    from witness.models.whisper_models import resolve_vad
+
+    from tests.asr.conftest import normal
+
+    out = convert(tiny_en_ct2, tmp_path / f"ggml-{weights}.bin", weights=weights)
+    info = ggml.inspect_ggml(out)
+    assert (info.weight_type, info.quant_version, info.size) == (weights, 2, size)  # whisper.cpp's tiny.en-q*.bin sizes
+    fp16 = tiny_en_ct2.weight("decoder/layer_0/ffn/linear_0/weight").astype(np.float32)
+    stored = dequantize(_read_tensor_bytes(out, "decoder.blocks.0.mlp.0.weight"), weights, fp16.shape)
+    assert np.max(np.abs(stored - fp16)) < 0.05 * np.max(np.abs(fp16))
+    with WhisperEngine(out, WhisperOptions(threads=2), vad_path=resolve_vad(offline=True)) as engine:
+        result = engine.transcribe(sample_audio[: 16000 * 21])
+    assert {"diane", "new", "jersey", "sheila", "texas", "chicago"} <= {normal(w.text) for w in result.words}
+
+
 def test_a_truncated_ctranslate2_model_names_the_variable_it_stops_in(tiny_en_ct2, tmp_path):
     cut = tmp_path / "model.bin"
     with open(tiny_en_ct2.path, "rb") as src:
@@ -123,6 +143,14 @@ def _read_tensor(path, name: str) -> np.ndarray:
     count = int(np.prod(dims))
     dtype = np.float16 if ggml_type == ggml.F16 else np.float32
     return np.frombuffer(data, dtype=dtype, count=count, offset=at).reshape(tuple(reversed(dims)))
+
+
+def _read_tensor_bytes(path, name: str) -> bytes:
+    hp, _ = ggml.read_hparams(path)
+    dims, ggml_type = ggml.expected_tensors(hp)[name]
+    data = open(path, "rb").read()
+    at = data.index(name.encode()) + len(name)
+    return data[at:at + ggml.tensor_nbytes(dims, ggml_type)]
 
 
 def test_expected_tensor_names_follow_whisper_cpp():

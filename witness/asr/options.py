@@ -28,8 +28,9 @@ class WhisperOptions:
     suppress_blank: never start with a blank. suppress_non_speech_tokens: whisper.cpp's
         suppress_nst, off: with it on, tiny.en wrote "." for faint noise and "♪♪" for tones,
         while with it off Whisper marks them ("[BLANK_AUDIO]"), which we drop.
-    condition_on_previous_text: feed each window the previous text (off, as in whisper.cpp:
-        it is what lets one hallucination repeat for minutes).
+    condition_on_previous_text: feed each piece the text decoded before it (off: on the
+        sample call and its 30-minute tiling it changed no word but cost 9% more time, and
+        after a bad piece it carries the error on; scripts/asr_gating.py).
     max_initial_timestamp: latest first timestamp of a window, seconds (1.0).
     timestamps: "dtw" (default) or "token". On the sample call, word edges against the human
         utterance edges were off by 0.31 s (start) / 0.33 s (end) on average with DTW and by
@@ -42,7 +43,14 @@ class WhisperOptions:
         window can never be re-decoded after a mispredicted timestamp: on the sample call
         base's WER went from 53% to 21% (repeats gone) while tiny.en's went from 16% to 20%.
     keep_annotations: keep "[BLANK_AUDIO]", "(music)" and the like as words (off).
-    chunk_seconds: longest piece handed to whisper.cpp at once (600 s): bounds its memory.
+    speech_gate: decode only what Silero VAD calls speech, packed into pieces of at most
+        30 s (on). Off: the whole file in pieces of ``chunk_seconds``.
+    redecode_loops: a piece whose text looks like a loop (``guards.LoopOptions``) is decoded
+        again at rising temperatures, as whisper's reference decoder does (on).
+    fit_encoder: run the encoder over the piece's length only (whisper.cpp's ``audio_ctx``)
+        instead of a full 30 s window padded with silence (off).
+    chunk_seconds: without the speech gate, the longest piece handed to whisper.cpp at once
+        (600 s): bounds its memory.
     use_gpu, gpu_device: use a GPU backend when the build has one (on), and which.
     flash_attention: on, unless timestamps is "dtw" (whisper.cpp cannot do DTW with it).
     """
@@ -64,6 +72,9 @@ class WhisperOptions:
     timestamps: str = "dtw"
     without_timestamps: bool = False
     keep_annotations: bool = False
+    speech_gate: bool = True
+    redecode_loops: bool = True
+    fit_encoder: bool = False
     chunk_seconds: float = 600.0
     use_gpu: bool = True
     gpu_device: int = 0

@@ -9,28 +9,32 @@ whisper.cpp sees it: whisper.cpp trusts its input and can crash the process on a
 Word times come from whisper.cpp's token timestamps, or with ``timestamps="dtw"`` from DTW
 over the cross-attention of the model's alignment heads (a per-model preset). whisper.cpp
 silently drops DTW when flash attention is on, so DTW turns flash attention off.
-Long audio is handed over in pieces of at most ``chunk_seconds`` (views, not copies).
+Only speech is decoded: Silero VAD finds it, and it goes to whisper.cpp in pieces of at most
+30 s (``speech``); pieces that come out as loops are decoded again hotter, and Whisper's
+stock silence phrases are dropped where the VAD heard none (``guards``).
 """
 
 from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
 from witness.asr.backend import AsrBackendInfo, backend_info
-from witness.asr.chunks import chunk_spans
+from witness.asr.guards import collapse_repeats, is_silence_phrase, longest_run, loop_reason
 from witness.asr.options import WhisperOptions
+from witness.asr.speech import SpeechPiece, plan_pieces, speech_share, whole_file_pieces
 from witness.asr.words import Piece, is_annotation, join_words
 from witness.audio import SAMPLE_RATE
 from witness.errors import InputError, ModelError
 from witness.models.ggml import GgmlInfo, WhisperHparams, inspect_ggml
 from witness.models.whisper_catalogue import WhisperModel
 from witness.progress import Progress
+from witness.textnorm import normalize_words
 from witness.transcript import Word
 
 log = logging.getLogger(__name__)
@@ -48,6 +52,18 @@ class AsrSegment:
     words: tuple[Word, ...] = ()
 
 
+@dataclass
+class DecodeStats:
+    """What decoding one file took: pieces decoded, seconds of audio in them, pieces decoded
+    again because they looked like loops, segments dropped as silence phrases or repeats."""
+
+    pieces: int = 0
+    speech_seconds: float = 0.0
+    redecoded: int = 0
+    dropped_silence_phrases: int = 0
+    dropped_repeats: int = 0
+
+
 @dataclass(frozen=True)
 class AsrResult:
     """A transcription: words in time order, their segments, and how they were made."""
@@ -59,6 +75,7 @@ class AsrResult:
     model: str
     timestamps: str
     engine: dict[str, Any] = field(default_factory=dict)
+    stats: Mapping[str, float] = field(default_factory=dict)  # DecodeStats as a dict
 
 
 def dtw_preset_name(model_name: str | None, hp: WhisperHparams) -> str:
@@ -72,17 +89,21 @@ def dtw_preset_name(model_name: str | None, hp: WhisperHparams) -> str:
 
 
 class WhisperEngine:
-    """A loaded whisper.cpp model. ``close()`` (or ``with``) frees it."""
+    """A loaded whisper.cpp model. ``close()`` (or ``with``) frees it. With ``vad_path`` (Silero
+    VAD's ONNX file) and ``options.speech_gate``, only speech is decoded."""
 
     def __init__(self, model_path: str | Path, options: WhisperOptions = WhisperOptions(),
-                 model_name: str | None = None, info: GgmlInfo | None = None):
+                 model_name: str | None = None, info: GgmlInfo | None = None, vad_path: str | Path | None = None):
         import _pywhispercpp as pw
+
+        from witness.diarize.vad import SileroVad
 
         self._pw = pw
         self.options = options
         self.model_path = str(model_path)
         self.model_name = model_name
         self.info = info or inspect_ggml(model_path)
+        self._vad = SileroVad(vad_path) if vad_path is not None and options.speech_gate else None
         self._ctx = self._load()
 
     def _load(self) -> Any:
@@ -136,8 +157,10 @@ class WhisperEngine:
     def transcribe(self, audio: np.ndarray, progress: Progress | None = None) -> AsrResult:
         """Words and segments of ``audio``: (samples,) float32, 16 kHz mono.
 
-        A C-contiguous float32 array is used in place (pieces are views); anything else is
-        converted once. ``progress`` gets ("transcribe", percent done, 100), never backwards.
+        With the speech gate (the default) only what the VAD calls speech is decoded, in
+        pieces of at most 30 s (``speech.plan_pieces``). A piece whose text looks like a loop
+        is decoded again hotter; Whisper's stock silence phrases are dropped where the VAD
+        heard no speech. ``progress`` gets ("transcribe", percent done, 100), never backwards.
         """
         if self._ctx is None:
             raise RuntimeError("this WhisperEngine is closed")
@@ -145,18 +168,61 @@ class WhisperEngine:
         if samples.ndim != 1:
             raise InputError(f"audio must be mono with shape (samples,), not {samples.shape}")
         language = self._language()
+        probs = self._vad.probabilities(samples) if self._vad is not None else None
+        pieces = (plan_pieces(probs, len(samples)) if probs is not None
+                  else whole_file_pieces(samples, self.options.effective_chunk_seconds))
+        tracker = _ProgressTracker(progress, sum(p.samples for p in pieces))
+        stats = DecodeStats(pieces=len(pieces), speech_seconds=sum(p.samples for p in pieces) / SAMPLE_RATE)
         segments: list[AsrSegment] = []
-        tracker = _ProgressTracker(progress, len(samples))
-        for i, (start, end) in enumerate(chunk_spans(samples, SAMPLE_RATE, self.options.effective_chunk_seconds)):
-            part = samples[start:end]
-            if len(part) < SAMPLE_RATE // 10:  # whisper.cpp refuses under 100 ms
+        for i, piece in enumerate(pieces):
+            if piece.samples < SAMPLE_RATE // 10:  # whisper.cpp refuses under 100 ms
                 continue
-            self._run(part, language, first=(i == 0), progress=tracker.for_span(start, end))
+            decoded, redecoded = self._decode(piece, piece.audio(samples), language, first=(i == 0),
+                                              progress=tracker.for_next(piece.samples))
+            stats.redecoded += redecoded
             if language in ("", "auto"):
                 language = self._pw.whisper_lang_str(self._pw.whisper_full_lang_id(self._ctx))
-            segments.extend(self._segments(start / SAMPLE_RATE))
+            segments.extend(decoded)
         tracker.done()
-        return self._result(segments, language, len(samples) / SAMPLE_RATE)
+        return self._result(self._guarded(segments, probs, stats), language, len(samples) / SAMPLE_RATE, stats)
+
+    def _decode(self, piece: SpeechPiece, part: np.ndarray, language: str, first: bool,
+                progress: Callable[[int], None] | None) -> tuple[list[AsrSegment], bool]:
+        """Segments of one piece (file times), and whether it had to be decoded again: a text
+        that looks like a loop is decoded at each fallback temperature until one does not
+        (whisper's reference decoder); if none passes, the least repetitive one is kept."""
+        o = self.options
+        audio_ctx = min(self.info.hparams.n_audio_ctx, -(-len(part) * 50 // SAMPLE_RATE) + 2) if o.fit_encoder else 0
+        self._run(part, self._full_params(language, o.initial_prompt if first else "", o.temperature, audio_ctx), progress)
+        segments = self._segments(piece)
+        seconds = piece.samples / SAMPLE_RATE
+        reason = loop_reason(" ".join(s.text for s in segments), seconds) if o.redecode_loops else None
+        if reason is None:
+            return segments, False
+        log.info("piece at %.1f s looks like a loop (%s): decoding it again hotter", piece.to_file(0.0), reason)
+        tried = [segments]
+        for temperature in self._fallback_temperatures():
+            self._run(part, self._full_params(language, "", temperature, audio_ctx, fresh=True), None)
+            tried.append(self._segments(piece))
+            if loop_reason(" ".join(s.text for s in tried[-1]), seconds) is None:
+                return tried[-1], True
+        best = min(tried, key=lambda segs: longest_run(normalize_words(" ".join(s.text for s in segs)), 8))
+        return best, True
+
+    def _fallback_temperatures(self) -> list[float]:
+        o = self.options
+        step = o.temperature_increment or 0.2
+        return [round(o.temperature + step * k, 3) for k in range(1, int((1.0 - o.temperature) / step + 1e-6) + 1)]
+
+    def _guarded(self, segments: list[AsrSegment], probs: np.ndarray | None, stats: "DecodeStats") -> list[AsrSegment]:
+        """Segments less Whisper's stock silence phrases where the VAD heard no speech, and
+        less a third (or later) copy in a row of the same text."""
+        kept = [s for s in segments
+                if probs is None or not is_silence_phrase(s.text) or speech_share(probs, s.start, s.end) >= 0.5]
+        stats.dropped_silence_phrases = len(segments) - len(kept)
+        keep = collapse_repeats([s.text for s in kept])
+        stats.dropped_repeats = keep.count(False)
+        return [s for s, k in zip(kept, keep) if k]
 
     def _language(self) -> str:
         wanted = self.options.language
@@ -173,8 +239,7 @@ class WhisperEngine:
             raise InputError(f"unknown language code {wanted!r} (use an ISO 639-1 code such as en, de, fr)")
         return wanted
 
-    def _run(self, part: np.ndarray, language: str, first: bool, progress: Callable[[int], None] | None) -> None:
-        params = self._full_params(language, prompt=self.options.initial_prompt if first else "")
+    def _run(self, part: np.ndarray, params: Any, progress: Callable[[int], None] | None) -> None:
         if progress is not None:
             params.print_progress = True  # the bindings call our callback only when this is on
             params.set_progress_callback(progress)
@@ -184,33 +249,37 @@ class WhisperEngine:
             errors = [t.strip() for level, t in lines if level == _LOG_ERROR]
             raise ModelError(f"whisper.cpp failed (code {rc}){': ' + errors[-1] if errors else ''}", self.model_path)
 
-    def _full_params(self, language: str, prompt: str) -> Any:
+    def _full_params(self, language: str, prompt: str, temperature: float, audio_ctx: int = 0,
+                     fresh: bool = False) -> Any:
+        """whisper_full's parameters; ``audio_ctx``: encoder frames (0: the model's 1500);
+        ``fresh``: without the previous text as context."""
         pw, o = self._pw, self.options
         beam = o.beam_size > 1
         p = pw.whisper_full_default_params(pw.WHISPER_SAMPLING_BEAM_SEARCH if beam else pw.WHISPER_SAMPLING_GREEDY)
         p.n_threads = o.effective_threads
         p.language = "" if language == "auto" else language
         p.translate = False
-        p.no_context = not o.condition_on_previous_text
+        p.no_context = fresh or not o.condition_on_previous_text
         p.token_timestamps = True
         p.no_timestamps = o.without_timestamps
         p.print_progress = p.print_realtime = p.print_timestamps = p.print_special = False
         p.suppress_blank = o.suppress_blank
         p.suppress_nst = o.suppress_non_speech_tokens
-        p.temperature = o.temperature
+        p.temperature = temperature
         p.temperature_inc = o.temperature_increment
         p.entropy_thold = o.entropy_threshold
         p.logprob_thold = o.logprob_threshold
         p.no_speech_thold = o.no_speech_threshold
         p.max_initial_ts = o.max_initial_timestamp
+        p.audio_ctx = audio_ctx
         p.greedy = {"best_of": o.best_of}
         p.beam_search = {"beam_size": o.beam_size if beam else -1, "patience": -1.0}
         if prompt:
             p.initial_prompt = prompt
         return p
 
-    def _segments(self, offset: float) -> list[AsrSegment]:
-        """Segments of the last whisper_full call, times shifted by ``offset`` seconds."""
+    def _segments(self, piece: SpeechPiece) -> list[AsrSegment]:
+        """Segments of the last whisper_full call on ``piece``, in file times."""
         pw, ctx = self._pw, self._ctx
         eot = pw.whisper_token_eot(ctx)
         per_segment = [
@@ -221,7 +290,8 @@ class WhisperEngine:
         spans = token_spans(per_segment, self.options.timestamps == "dtw")
         out = []
         for s, (tokens, token_times) in enumerate(zip(per_segment, spans)):
-            pieces = [Piece(pw.whisper_token_to_bytes(ctx, d.id), offset + a / 100, offset + b / 100, float(d.p))
+            pieces = [Piece(pw.whisper_token_to_bytes(ctx, d.id), piece.to_file(a / 100),
+                            piece.to_file(b / 100, end=True), float(d.p))
                       for d, (a, b) in zip(tokens, token_times)]
             segment = self._segment(s, pieces)
             if segment is not None:
@@ -239,7 +309,7 @@ class WhisperEngine:
             return None
         return AsrSegment(start=words[0].start, end=words[-1].end, text=text, words=words)
 
-    def _result(self, segments: list[AsrSegment], language: str, duration: float) -> AsrResult:
+    def _result(self, segments: list[AsrSegment], language: str, duration: float, stats: DecodeStats) -> AsrResult:
         words = _monotonic([w for seg in segments for w in seg.words], duration)
         return AsrResult(
             words=words, segments=tuple(segments), language=language, duration=duration,
@@ -248,7 +318,9 @@ class WhisperEngine:
                     "model_path": self.model_path, "weights": self.info.weight_type,
                     "timestamps": self.options.timestamps, "without_timestamps": self.options.without_timestamps,
                     "flash_attention": self.options.effective_flash_attention,
-                    "threads": self.options.effective_threads, "backend": self.backend.to_dict()},
+                    "threads": self.options.effective_threads, "backend": self.backend.to_dict(),
+                    "speech_gate": self._vad is not None},
+            stats=asdict(stats),
         )
 
 
@@ -304,12 +376,14 @@ class _ProgressTracker:
     """Maps whisper.cpp's per-piece percentages onto the whole file; never goes backwards."""
 
     def __init__(self, callback: Progress | None, total: int):
-        self.callback, self.total, self.last = callback, max(total, 1), -1
+        self.callback, self.total, self.last, self.started = callback, max(total, 1), -1, 0
 
-    def for_span(self, start: int, end: int) -> Callable[[int], None] | None:
+    def for_next(self, samples: int) -> Callable[[int], None] | None:
+        """The callback for the next piece of ``samples`` (pieces come in order)."""
+        start, self.started = self.started, self.started + samples
         if self.callback is None:
             return None
-        return lambda percent: self._report(int(100 * (start + (end - start) * percent / 100) / self.total))
+        return lambda percent: self._report(int(100 * (start + samples * percent / 100) / self.total))
 
     def _report(self, percent: int) -> None:
         if self.callback is not None and percent > self.last:
@@ -324,7 +398,8 @@ def load_engine(model: str, options: WhisperOptions = WhisperOptions(), models_d
                 offline: bool = False, progress: Progress | None = None) -> WhisperEngine:
     """Resolve ``model`` (a catalogue name such as ``tiny.en``, an imported name, or a path to
     a ggml file; fetched or converted when needed) and load it."""
-    from witness.models.whisper_models import resolve_model
+    from witness.models.whisper_models import resolve_model, resolve_vad
 
     resolved = resolve_model(model, models_dir, offline=offline, progress=progress)
-    return WhisperEngine(resolved.path, options, model_name=resolved.name, info=resolved.info)
+    vad = resolve_vad(models_dir, offline=offline, progress=progress) if options.speech_gate else None
+    return WhisperEngine(resolved.path, options, model_name=resolved.name, info=resolved.info, vad_path=vad)

@@ -95,7 +95,8 @@ def _sigterm_as_interrupt():
 
 
 class _View:
-    """What the user sees while the batch runs: the bar, and one line per failed file."""
+    """What the user sees while the batch runs: the bar, and one line per failed file or
+    file with a warning (no speech found)."""
 
     def __init__(self, items, show_bar: bool, engines: int):
         self.found_as = {os.path.abspath(item.input): item.input for item in items}
@@ -105,8 +106,8 @@ class _View:
     def row(self, row) -> None:
         self.rows.append(row)
         found_as = self.found_as.get(row.input, row.input)
-        if row.status == "failed":
-            self.bar.write(f"witness: {found_as}: {row.error}")
+        if row.status == "failed" or row.warning:
+            self.bar.write(f"witness: {found_as}: {row.error or row.warning}")
         self.bar.file_done(found_as, row.size or 0, row.status == "ok", row.duration or 0.0)
 
 

@@ -38,6 +38,7 @@ def diagnose(settings: Settings) -> dict:
     devices = find_devices(settings)
     plan = plan_for(settings, devices)
     return {
+        "whisper_model_recommended": _recommendation(devices.gpus, gpu_backend_libraries()),
         "gpus": [g.to_dict() for g in devices.gpus],
         "onnxruntime": {
             "version": onnxruntime.__version__,
@@ -48,6 +49,19 @@ def diagnose(settings: Settings) -> dict:
         "models": _cached_models(settings),
         "plan": plan.to_dict(),
     }
+
+
+def _recommendation(gpus, gpu_backends) -> dict:
+    """The Whisper model for this machine (``witness.asr.ladder.recommend``): the GPU with the
+    most free memory counts only when whisper.cpp was built with a GPU backend."""
+    import os
+
+    from witness.accel.vram import GIB
+    from witness.asr.ladder import recommend
+
+    free = max((g.free / GIB for g in gpus), default=None) if gpu_backends else None
+    choice = recommend(free, os.cpu_count() or 1)
+    return {"model": choice.model, "reason": choice.reason}
 
 
 def _whisper_probe(settings: Settings) -> dict:
@@ -91,6 +105,8 @@ def render(report: dict) -> str:
     built = ", ".join(w["gpu_backends_built_in"]) or "none (CPU-only build; README: GPU set-up)"
     lines.append(f"whisper.cpp:   pywhispercpp {w.get('pywhispercpp', '?')}; GPU backends built in: {built}")
     lines.append(f"  {w['model']:<12} → " + (w["device"] or f"not loaded: {w.get('problem')}"))
+    rec = report["whisper_model_recommended"]
+    lines.append(f"  recommended: --model {rec['model']} ({rec['reason']})")
     lines.append("Models:")
     for folder, files in report["models"].items():
         lines.append(f"  {folder}")

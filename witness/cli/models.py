@@ -81,7 +81,8 @@ def _run_models(models_dir: Path | None, progress) -> list[str]:
         settings = replace(settings, models=replace(settings.models, dir=str(models_dir)))
     models = resolve_models(settings, Sources().engines, progress)
     diarization = models["diarization"]
-    paths = [models["asr"].path, diarization.segmentation, diarization.vad, diarization.embedding_path]
+    paths = [models["asr"].path, models.get("asr_vad"), diarization.segmentation, diarization.vad,
+             diarization.embedding_path]
     return [str(p) for p in paths if p is not None]
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 import click
 
+from witness.asr.ladder import ladder_help
 from witness.cli.progress import ProgressView, enabled
 from witness.errors import WitnessError
 from witness.writers import WRITERS, check_outputs_free, output_paths, output_stems
@@ -144,8 +145,9 @@ def parse_speaker_names(ctx: click.Context, param: click.Parameter, value: str |
 def engine_options(function):
     """The options transcribe and batch share: models, devices, plan, speakers."""
     decorators = [
-        click.option("--model", metavar="NAME", help="Whisper model: tiny.en (default, bundled), base.en, "
-                     "small, large-v3-turbo…, an imported name, or a ggml file. E.g. --model base.en."),
+        click.option("--model", metavar="NAME", help="Whisper model: tiny.en (default, bundled), base, small.en, "
+                     "large-v3-turbo…, a quantised one (tiny.en-q8_0), an imported name, or a ggml file. "
+                     f"Measured here: {ladder_help()}. `witness doctor` recommends one. E.g. --model base."),
         click.option("--language", metavar="CODE", help="Spoken language (ISO 639-1, e.g. de), or auto. "
                      "English-only models always use en."),
         click.option("--no-diarize", is_flag=True, help="Whisper alone: timestamped text without speakers."),

@@ -87,6 +87,8 @@ def _named(transcript, path: Path, names: dict[str, str]):
 
 
 def _emit(transcript, path: Path, files, paths: list[Path] | None, formats) -> None:
+    if transcript.empty_warning:
+        click.echo(f"witness: {path}: {transcript.empty_warning}", err=True)
     if paths:
         write_outputs(transcript, paths)
         return

@@ -8,6 +8,8 @@ case: it adds q·b to every score of a query, which the softmax cancels.
 The output projection is tied to the token embedding (whisper.cpp uses the embedding).
 Weight matrices and conv kernels are written as float16, everything else as float32
 (``ftype`` 1, as whisper.cpp's own converter does); int8/int16 weights are dequantised first.
+With ``weights="q8_0"`` (or q5_0, q5_1) the weight matrices are block-quantised instead
+(``quantize``), as whisper.cpp's ``quantize`` tool does; conv kernels stay float16.
 The mel filterbank is computed (``melfilters``), the vocabulary decoded from GPT-2's
 byte-level alphabet to raw bytes.
 """
@@ -23,7 +25,7 @@ import numpy as np
 
 from witness.errors import ModelError
 from witness.fileio import publish, temp_beside
-from witness.models import ggml
+from witness.models import ggml, quantize
 from witness.models.ct2 import Ct2Model
 from witness.models.melfilters import mel_filters
 from witness.progress import Progress
@@ -58,8 +60,9 @@ def token_bytes(vocabulary: tuple[str, ...]) -> list[bytes]:
     return out
 
 
-def whisper_hparams(model: Ct2Model) -> ggml.WhisperHparams:
-    """The ggml header of a CTranslate2 Whisper model (ftype 1: float16 weights)."""
+def whisper_hparams(model: Ct2Model, weights: str = "f16") -> ggml.WhisperHparams:
+    """The ggml header of a CTranslate2 Whisper model with ``weights`` ("f16", "q8_0",
+    "q5_0", "q5_1") as the type of its weight matrices."""
     if model.spec != "WhisperSpec":
         raise ModelError(f"not a Whisper model (CTranslate2 spec {model.spec or 'unknown'})", model.path)
     names = model.variables.keys()
@@ -80,7 +83,7 @@ def whisper_hparams(model: Ct2Model) -> ggml.WhisperHparams:
         n_text_head=model.scalar("decoder/num_heads"),
         n_text_layer=layers("decoder"),
         n_mels=conv1[1],
-        ftype=ggml.F16,
+        ftype=ggml.F16 if weights == "f16" else quantize.FTYPES[weights],
     )
 
 
@@ -159,12 +162,15 @@ def _check_supported(model: Ct2Model) -> None:
         raise ModelError("the output projection has a bias, which whisper.cpp has no slot for", model.path)
 
 
-def convert(model: Ct2Model, out_path: str | Path, progress: Progress | None = None) -> Path:
+def convert(model: Ct2Model, out_path: str | Path, progress: Progress | None = None, weights: str = "f16") -> Path:
     """Write ``model`` as a ggml Whisper file at ``out_path`` (atomically) and return the path.
 
+    ``weights``: "f16", or a quantisation of the weight matrices ("q8_0", "q5_0", "q5_1").
     The result is checked with ``ggml.inspect_ggml`` before it is published.
     """
-    hp = whisper_hparams(model)
+    if weights != "f16" and weights not in quantize.FTYPES:
+        raise ValueError(f"weights must be f16 or one of {', '.join(quantize.FTYPES)}, not {weights!r}")
+    hp = whisper_hparams(model, weights)
     _check_supported(model)
     if len(model.vocabulary) != hp.n_vocab:
         raise ModelError(f"vocabulary has {len(model.vocabulary)} tokens, the model {hp.n_vocab}", model.path)

@@ -23,9 +23,11 @@ from typing import BinaryIO, Iterator
 import numpy as np
 
 from witness.errors import ModelError
+from witness.models import quantize
 
 MAGIC = 0x67676D6C  # "ggml"
 QNT_VERSION_FACTOR = 1000  # whisper.cpp folds the quantisation version into ftype
+QNT_VERSION = quantize.QNT_VERSION
 
 F32, F16 = 0, 1
 # ggml type id -> (name, bytes per block, values per block); the types whisper.cpp models use.
@@ -143,7 +145,9 @@ def write_header(out: BinaryIO, hp: WhisperHparams, filters: np.ndarray, tokens:
 
     ``filters``: (n_mels, n_fft // 2 + 1) float32. ``tokens``: raw bytes of the regular tokens.
     """
-    out.write(struct.pack("<12i", MAGIC, *hp.as_tuple()))
+    quantised = FTYPE_WTYPE[hp.ftype] not in (F32, F16)
+    version = QNT_VERSION * QNT_VERSION_FACTOR if quantised else 0
+    out.write(struct.pack("<12i", MAGIC, *hp.as_tuple()[:-1], hp.ftype + version))
     out.write(struct.pack("<2i", *filters.shape))
     out.write(np.ascontiguousarray(filters, dtype="<f4").tobytes())
     out.write(struct.pack("<i", len(tokens)))
@@ -153,15 +157,21 @@ def write_header(out: BinaryIO, hp: WhisperHparams, filters: np.ndarray, tokens:
 
 
 def write_tensor(out: BinaryIO, name: str, array: np.ndarray, ggml_type: int) -> None:
-    """One tensor; ``array`` in numpy (row-major) shape, stored as f32 or f16 per ``ggml_type``."""
-    if ggml_type not in (F32, F16):
-        raise ValueError(f"write_tensor writes f32 or f16, not ggml type {ggml_type}")
-    data = np.ascontiguousarray(array, dtype="<f4" if ggml_type == F32 else "<f2")
+    """One tensor; ``array`` in numpy (row-major) shape, stored as f32, f16, or (2-D only)
+    one of ``quantize``'s block types, per ``ggml_type``."""
+    kind = TYPES[ggml_type][0]
+    if ggml_type in (F32, F16):
+        data = np.ascontiguousarray(array, dtype="<f4" if ggml_type == F32 else "<f2")
+        payload = memoryview(data).cast("B")
+    elif kind in quantize.GGML_TYPE:
+        payload = quantize.quantize(array, kind)
+    else:
+        raise ValueError(f"write_tensor writes f32, f16, {', '.join(quantize.GGML_TYPE)}, not {kind}")
     encoded = name.encode("utf-8")
-    out.write(struct.pack("<3i", data.ndim, len(encoded), ggml_type))
-    out.write(struct.pack(f"<{data.ndim}i", *reversed(data.shape)))
+    out.write(struct.pack("<3i", array.ndim, len(encoded), ggml_type))
+    out.write(struct.pack(f"<{array.ndim}i", *reversed(array.shape)))
     out.write(encoded)
-    out.write(memoryview(data).cast("B"))
+    out.write(payload)
 
 
 # --- reading and checking -----------------------------------------------------------------

