@@ -27,6 +27,7 @@ from witness.diarize.clustering import SpeakerBounds
 from witness.diarize.config import config_for
 from witness.diarize.pipeline import Diarizer, WindowEmbeddings
 from witness.diarize.windows import Segmentations
+from witness.evaluate import diarization_error
 from witness.models.diarization_choice import DiarizationModels, choose_models
 
 
@@ -42,7 +43,8 @@ def _models(args) -> DiarizationModels:
 def _cached_windows(diarizer: Diarizer, case: Case, cache: Path) -> WindowEmbeddings:
     models = diarizer.models
     key = hashlib.sha256(repr((case.name, len(case.samples), models.segmentation.name, diarizer.embedding_name,
-                               diarizer.config.segmentation.window_step)).encode()).hexdigest()[:16]
+                               diarizer.config.segmentation.window_step, diarizer.config.embed_every)
+                              ).encode()).hexdigest()[:16]
     path = cache / f"{case.name}-{key}.npz"
     if path.exists():
         data = np.load(path)
@@ -107,13 +109,15 @@ def report(diarizer: Diarizer, windows: dict[str, WindowEmbeddings], cases: list
             for name in totals:
                 totals[name][0] += parts[name][0]
                 totals[name][1] += parts[name][1]
+        strict = diarization_error(list(case.reference), list(out.turns))
         rows.append(f"{case.name:20s} {case.speakers:3d} {found:5d}  {parts['strict'][0] / parts['strict'][1]:7.1%}"
-                    f" {parts['paper'][0] / parts['paper'][1]:7.1%}")
+                    f" {parts['paper'][0] / parts['paper'][1]:7.1%}   {strict.missed / strict.total:6.1%}"
+                    f" {strict.false_alarm / strict.total:6.1%} {strict.confusion / strict.total:6.1%}")
     print(f"\n-- threshold {clustering.threshold:g}, min cluster size {clustering.min_cluster_size}, "
           f"min active ratio {clustering.min_active_ratio:g}, linkage {clustering.linkage}, method {clustering.method}"
           + (f", keep {clustering.spectral_keep:g}" if clustering.method == "spectral" else "")
           + (f", every {stride}th window embedded" if stride > 1 else ""))
-    print(f"{'case':20s} {'ref':>3s} {'found':>5s}  {'strict':>7s} {'paper':>7s}")
+    print(f"{'case':20s} {'ref':>3s} {'found':>5s}  {'strict':>7s} {'paper':>7s}   (strict: missed, false alarm, confusion)")
     print("\n".join(rows))
     print(f"{'dev set total':20s} {'':3s} {right:2d}/{dev_files:<2d}  {totals['strict'][0] / totals['strict'][1]:7.1%}"
           f" {totals['paper'][0] / totals['paper'][1]:7.1%}")
@@ -127,6 +131,8 @@ def main() -> None:
     parser.add_argument("--step", type=float, default=1.0, help="window step in seconds")
     parser.add_argument("--long", type=float, default=0, help="add the dev set concatenated to N minutes")
     parser.add_argument("--no-sample", action="store_true", help="leave the sample call out")
+    parser.add_argument("--no-dev", action="store_true", help="leave the dev-set files out")
+    parser.add_argument("--embed-every", type=int, default=1, help="embed every n-th window when caching")
     parser.add_argument("--methods", help="comma-separated clustering methods to sweep (ahc, spectral)")
     parser.add_argument("--keeps", help="comma-separated spectral_keep values to sweep")
     parser.add_argument("--thresholds", help="comma-separated clustering thresholds to sweep")
@@ -136,8 +142,9 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/witness-diarization-cache"))
     args = parser.parse_args()
     models = _models(args)
-    diarizer = Diarizer(models, config_for(models.embedding, args.step))
-    cases = ([] if args.no_sample else [sample_call()]) + dev_set() + ([long_case(args.long)] if args.long else [])
+    diarizer = Diarizer(models, replace(config_for(models.embedding, args.step), embed_every=args.embed_every))
+    cases = (([] if args.no_sample else [sample_call()]) + ([] if args.no_dev else dev_set())
+             + ([long_case(args.long)] if args.long else []))
     print(f"segmentation {models.segmentation.name}, embedding {diarizer.embedding_name}, step {args.step:g} s")
     windows = {}
     for case in cases:
