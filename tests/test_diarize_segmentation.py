@@ -13,15 +13,15 @@ from witness.diarize.segmentation import (
     FRAMES_PER_WINDOW, WINDOW_SAMPLES, SegmentationModel, is_dynamically_quantised, sliding_windows,
     window_starts)
 from witness.errors import ModelError
-from witness.models.diarization_catalogue import (
-    SEGMENTATION_CHOICES, SEGMENTATION_FP32, SEGMENTATION_INT8, resolve_first)
+from witness.models import store
+from witness.models.diarization_catalogue import SEGMENTATION_INT8
+from witness.models.diarization_choice import choose_segmentation
 from witness.rttm import read_rttm
 
 
 @pytest.fixture(scope="module")
 def model(models_dir):
-    spec, path = resolve_first((SEGMENTATION_INT8,), models_dir, offline=True)
-    return SegmentationModel(path)
+    return SegmentationModel(store.resolve(SEGMENTATION_INT8, models_dir, offline=True))
 
 
 def test_window_starts_follow_pyannote():
@@ -143,14 +143,22 @@ def test_int8_model_runs_one_window_per_call_so_batches_cannot_change_it(models_
     assert (batched.argmax(axis=2) == together.argmax(axis=2)).mean() > 0.9
 
 
-def test_resolve_prefers_fp32_and_falls_back_to_the_int8_here(models_dir, tmp_path, monkeypatch):
+def test_fp32_is_the_default_and_int8_only_when_asked(models_dir, segmentation_fp32, tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
-    assert SEGMENTATION_CHOICES[0] is SEGMENTATION_FP32
-    spec, path = resolve_first(SEGMENTATION_CHOICES, models_dir, offline=True)
-    assert spec is SEGMENTATION_INT8 and path == models_dir / SEGMENTATION_INT8.name
+    # shared/models holds only the int8 export: offline, auto says it falls back to voice activity
+    with caplog.at_level(logging.WARNING):
+        assert choose_segmentation("auto", models_dir, offline=True) is None
+    assert "speakers come from Silero VAD speech regions" in caplog.text
     with pytest.raises(ModelError, match="offline"):
-        resolve_first(SEGMENTATION_CHOICES, tmp_path / "empty", offline=True)
+        choose_segmentation("fp32", models_dir, offline=True)
+    assert choose_segmentation("int8", models_dir, offline=True) == models_dir / SEGMENTATION_INT8.name
+    # the converted fp32 graph in a models folder is found first, whatever else is there
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    shutil.copy(segmentation_fp32, folder / segmentation_fp32.name)
+    shutil.copy(models_dir / SEGMENTATION_INT8.name, folder / SEGMENTATION_INT8.name)
+    assert choose_segmentation("auto", folder, offline=True) == folder / segmentation_fp32.name
 
 
 def test_model_failing_its_checksum_is_refused_naming_the_file(models_dir, tmp_path, monkeypatch):
@@ -162,7 +170,7 @@ def test_model_failing_its_checksum_is_refused_naming_the_file(models_dir, tmp_p
     data[-100] ^= 0x55
     bad.write_bytes(bytes(data))
     with pytest.raises(ModelError) as info:
-        resolve_first(SEGMENTATION_CHOICES, tmp_path, offline=True)
+        choose_segmentation("int8", tmp_path, offline=True)
     message = str(info.value)
     assert str(bad) in message and "sha256" in message and "\n" not in message
 

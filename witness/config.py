@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from witness.asr.options import WhisperOptions
-from witness.diarize.config import GE2E_CLUSTERING, WESPEAKER_CLUSTERING
 from witness.errors import InputError
 from witness.merge import MergeOptions
 from witness.plan import PlanOptions
@@ -32,7 +31,8 @@ class OutputOptions:
 class DiarizationSettings:
     """Who-spoke-when settings (``witness diarize`` options override them; 0 / "" = unset)."""
 
-    embedding: str = "auto"  # auto (WeSpeaker if present, else GE2E) | ge2e | wespeaker | campplus
+    segmentation: str = "auto"  # auto (fp32, else Silero VAD) | fp32 | int8
+    embedding: str = "auto"  # auto (CAM++; GE2E if CAM++ cannot be had) | campplus | ge2e | wespeaker
     ge2e_variant: str = "pooled"  # pooled partials | window (each masked window on its own)
     step: float = 1.0  # s between the starts of the 10 s segmentation windows
     num_speakers: int = 0  # exact number of speakers; 0: found by clustering
@@ -42,8 +42,7 @@ class DiarizationSettings:
     embedding_batch_size: int = 0  # GE2E partials / WeSpeaker or CAM++ rows per model call; 0: the model's default
     segmentation_device: str = "auto"  # auto | cpu | cuda | migraphx | rocm | coreml
     embedding_device: str = "auto"
-    ge2e_threshold: float = GE2E_CLUSTERING.threshold  # AHC distance cut for GE2E embeddings
-    wespeaker_threshold: float = WESPEAKER_CLUSTERING.threshold  # … for WeSpeaker (pyannote 3.1's)
+    threshold: float = 0.0  # AHC distance cut; 0: the embedding model's tuned value
 
 
 @dataclass(frozen=True)

@@ -110,8 +110,7 @@ def build_diarizer(job: DiarizationJob):
     from witness.diarize.pipeline import Diarizer, RuntimeOptions
 
     settings, models = job.settings, job.models
-    # CAM++ has no threshold setting yet: its provisional clustering config stands
-    threshold = {"ge2e": settings.ge2e_threshold, "wespeaker": settings.wespeaker_threshold}.get(models.embedding)
+    threshold = settings.threshold or None
     runtime = RuntimeOptions(
         segmentation_providers=job.segmentation or CPU, embedding_providers=job.embedding or CPU,
         segmentation_threads=job.segmentation_threads, embedding_threads=job.embedding_threads,

@@ -97,7 +97,8 @@ def resolve_models(settings: Settings, names: Iterable[str], progress: Progress 
     if "diarization" in names:
         from witness.models.diarization_choice import choose_models
 
-        models["diarization"] = choose_models(settings.diarization.embedding, models_dir, offline, progress)
+        models["diarization"] = choose_models(settings.diarization.embedding, models_dir, offline, progress,
+                                              segmentation=settings.diarization.segmentation)
     return models
 
 

@@ -54,10 +54,12 @@ def _positive(ctx: click.Context, param: click.Parameter, value):
 @click.option("--step", type=float, callback=_positive, metavar="S",
               help="Seconds between 10 s segmentation windows (default 1, as pyannote); "
                    "e.g. --step 2 runs about twice as fast.")
-@click.option("--embedding", type=click.Choice(("auto", "ge2e", "wespeaker", "campplus")),
-              help="Speaker embeddings: auto = WeSpeaker if already downloaded, else GE2E; "
-                   "wespeaker downloads it when missing; campplus: 3D-Speaker CAM++ (converted once, "
-                   "provisional clustering settings). E.g. --embedding ge2e.")
+@click.option("--segmentation", type=click.Choice(("auto", "fp32", "int8")),
+              help="Segmentation model: auto (default) = pyannote segmentation-3.0 fp32, fetched once "
+                   "(Silero VAD, with a warning, when it cannot be had); int8 = smaller, misses speech.")
+@click.option("--embedding", type=click.Choice(("auto", "campplus", "ge2e", "wespeaker")),
+              help="Speaker embeddings: auto (default) = 3D-Speaker CAM++, fetched once; ge2e = "
+                   "lighter and weaker; wespeaker = downloaded from its hub. E.g. --embedding ge2e.")
 @click.option("--models-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Folder searched first for model files, e.g. --models-dir ~/witness-models "
                    "(then $WITNESS_MODELS_DIR, then ~/.cache/witness/models).")
@@ -71,8 +73,8 @@ def _positive(ctx: click.Context, param: click.Parameter, value):
 @click.option("--overwrite", is_flag=True, help="Replace outputs that already exist.")
 @config_option("A TOML file of settings ([diarization] in config/default.toml).")
 @click.pass_context
-def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speakers, step, embedding,
-            models_dir, threads, device, overwrite, config_file):
+def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speakers, step, segmentation,
+            embedding, models_dir, threads, device, overwrite, config_file):
     """Find who speaks when in FILES (speaker diarization, no transcription).
 
     Prints RTTM to stdout by default. Each file is done on its own: a bad file is reported in
@@ -82,7 +84,8 @@ def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speaker
     loaded = load_settings(config_file)
     settings = replace(loaded, diarization=_settings(
         loaded.diarization, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers,
-        step=step, embedding=embedding, threads=threads, segmentation_device=device, embedding_device=device))
+        step=step, segmentation=segmentation, embedding=embedding, threads=threads, segmentation_device=device,
+        embedding_device=device))
     if models_dir is not None:
         settings = replace(settings, models=replace(settings.models, dir=str(models_dir)))
     if output_dir is None and fmt == "json" and len(files) > 1:

@@ -155,6 +155,13 @@ def engine_options(function):
         click.option("--min-speakers", type=click.IntRange(1), metavar="N", help="At least N speakers."),
         click.option("--max-speakers", type=click.IntRange(1), metavar="N",
                      help="At most N speakers (more are merged, with a warning)."),
+        click.option("--segmentation", type=click.Choice(["auto", "fp32", "int8"]),
+                     help="Segmentation model: auto (default) = pyannote segmentation-3.0 fp32, fetched "
+                          "once (Silero VAD, with a warning, when it cannot be had); int8 = the smaller "
+                          "export, which misses speech."),
+        click.option("--embedding", type=click.Choice(["auto", "campplus", "ge2e", "wespeaker"]),
+                     help="Speaker embeddings: auto (default) = 3D-Speaker CAM++, fetched once; ge2e = "
+                          "lighter and weaker; wespeaker = downloaded from its hub. E.g. --embedding ge2e."),
         click.option("--device", type=click.Choice(DEVICES),
                      help="Where the engines run: auto (default) takes the best GPU path each engine "
                           "has; cpu keeps both on the CPU; an ONNX Runtime provider name forces it "
@@ -176,7 +183,7 @@ def engine_options(function):
 
 def apply_engine_options(settings, model=None, language=None, num_speakers=None, min_speakers=None,
                          max_speakers=None, device=None, serial=None, min_free_vram=None, threads=None,
-                         models_dir=None, offline=None, **_):
+                         models_dir=None, offline=None, segmentation=None, embedding=None, **_):
     """``settings`` with the engine options given on the command line."""
     from dataclasses import replace
 
@@ -186,7 +193,8 @@ def apply_engine_options(settings, model=None, language=None, num_speakers=None,
     if language:
         s = replace(s, whisper=replace(s.whisper, language=language))
     diar = {k: v for k, v in (("num_speakers", num_speakers), ("min_speakers", min_speakers),
-                              ("max_speakers", max_speakers)) if v is not None}
+                              ("max_speakers", max_speakers), ("segmentation", segmentation),
+                              ("embedding", embedding)) if v is not None}
     if device:
         diar.update(segmentation_device=device, embedding_device=device)
         if device == "cpu":

