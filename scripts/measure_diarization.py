@@ -119,8 +119,9 @@ def report(diarizer: Diarizer, windows: dict[str, WindowEmbeddings], cases: list
           + (f", every {stride}th window embedded" if stride > 1 else ""))
     print(f"{'case':20s} {'ref':>3s} {'found':>5s}  {'strict':>7s} {'paper':>7s}   (strict: missed, false alarm, confusion)")
     print("\n".join(rows))
-    print(f"{'dev set total':20s} {'':3s} {right:2d}/{dev_files:<2d}  {totals['strict'][0] / totals['strict'][1]:7.1%}"
-          f" {totals['paper'][0] / totals['paper'][1]:7.1%}")
+    if dev_files:
+        print(f"{'dev set total':20s} {'':3s} {right:2d}/{dev_files:<2d}  {totals['strict'][0] / totals['strict'][1]:7.1%}"
+              f" {totals['paper'][0] / totals['paper'][1]:7.1%}")
 
 
 def main() -> None:

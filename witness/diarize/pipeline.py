@@ -271,7 +271,7 @@ class Diarizer:
         embeddings = np.full((total, LOCAL_SPEAKERS, self.embedder.dimension), np.nan,
                              dtype=np.float32)
         embed = self._window_embedder(signal)
-        every = self.config.embed_every
+        every = self.config.embed_every if total > self.config.long_file_windows else 1
         min_clean_frames = FRAMES_PER_WINDOW * self.embedder.min_clean_seconds * SAMPLE_RATE / WINDOW_SAMPLES
         began, busy = time.perf_counter(), 0.0
         stream = SegmentationStream(self.segmentation, signal, step_samples / SAMPLE_RATE,
