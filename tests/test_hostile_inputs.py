@@ -377,14 +377,19 @@ def test_more_speakers_asked_for_than_found_is_said_naming_the_file(clip, models
                              "(too little speech from the others)\n")
 
 
-def test_a_batch_reports_a_file_that_fails_at_once_before_the_files_ahead_of_it(clip, models_dir, tmp_path):
+def test_a_batch_reports_files_that_fail_at_once_before_the_files_ahead_of_them(clip, models_dir, tmp_path):
     (tmp_path / "empty.wav").touch()
+    (tmp_path / "cut.wav").write_bytes(clip.read_bytes()[:100_000])  # a WAV shorter than its header says
     out = tmp_path / "out"
-    result = run("batch", clip, tmp_path / "empty.wav", "-o", out, "--no-diarize", "--jobs", "1",
-                 "--models-dir", models_dir, "-q")
+    result = run("batch", clip, tmp_path / "cut.wav", tmp_path / "empty.wav", "-o", out, "--no-diarize",
+                 "--jobs", "1", "--models-dir", models_dir, "-q")
     assert result.exit_code == 2
     with Manifest(out / MANIFEST_NAME) as manifest:
-        assert [(Path(r.input).name, r.status) for r in manifest.rows()] == [("empty.wav", "failed"), ("clip.wav", "ok")]
+        assert [(Path(r.input).name, r.status) for r in manifest.rows()] == [
+            ("cut.wav", "failed"), ("empty.wav", "failed"), ("clip.wav", "ok")]
+    assert result.stderr.splitlines() == [
+        f"witness: {tmp_path / 'cut.wav'}: is truncated: the header says 4.0 s but only 1.6 s decode",
+        f"witness: {tmp_path / 'empty.wav'}: is empty (0 bytes)"]
 
 
 @pytest.mark.parametrize("command", [[], ["batch"]], ids=["witness FILE", "witness batch"])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,8 +89,12 @@ def decode_to_file(path: str | Path, dest: str | Path) -> tuple[AudioInfo, int]:
 def probe(path: str | Path) -> AudioInfo:
     """What ``path`` holds, from its header alone (milliseconds, nothing decoded): the
     checks decoding starts with, so a file that is missing, empty or not audio fails at
-    once (InputError); truncation and damage further in show only when decoding."""
+    once (InputError), as does a WAV shorter than its header says; damage further in, and
+    truncation of other formats, show only when decoding."""
     with _opened(Path(path)) as (_, _, info):
+        riff = _riff_durations(Path(path))
+        if riff is not None:
+            _check_length(Path(path), riff[0], riff[1])
         return info
 
 
@@ -118,15 +123,22 @@ def _decode_into(path: Path, make_sink):
     duration = sink.length / SAMPLE_RATE
     if sink.length == 0:
         raise InputError("contains no audio samples (zero-length)", path)
-    declared = _riff_declared_duration(path) or info.declared_duration
-    if declared and duration < declared * (1 - _TRUNCATION_SLACK) - 1.0:
-        raise InputError(f"is truncated: the header says {declared:.1f} s but only {duration:.1f} s decode", path)
+    riff = _riff_durations(path)
+    _check_length(path, riff[0] if riff else info.declared_duration, duration)
     return info, sink
 
 
-def _riff_declared_duration(path: Path) -> float | None:
-    """Duration a WAV header promises (FFmpeg infers it from the file size, which hides
-    truncation); None for anything that is not a plain PCM RIFF/WAVE file."""
+def _check_length(path: Path, declared: float | None, duration: float) -> None:
+    """InputError when ``duration`` seconds (decoded, or in the file) fall short of the
+    ``declared`` ones by more than the slack."""
+    if declared and duration < declared * (1 - _TRUNCATION_SLACK) - 1.0:
+        raise InputError(f"is truncated: the header says {declared:.1f} s but only {duration:.1f} s decode", path)
+
+
+def _riff_durations(path: Path) -> tuple[float, float] | None:
+    """(seconds a WAV header promises, seconds of data the file holds): FFmpeg infers the
+    duration from the file size, which hides truncation. None for anything that is not a
+    plain PCM RIFF/WAVE file."""
     import struct
 
     with open(path, "rb") as f:
@@ -145,7 +157,8 @@ def _riff_declared_duration(path: Path) -> float | None:
                 # 0 and 0xFFFFFFFF mark a stream whose writer never went back to fill the size.
                 if not byte_rate or size in (0, 0xFFFFFFFF):
                     return None
-                return size / byte_rate
+                held = os.fstat(f.fileno()).st_size - f.tell()
+                return size / byte_rate, min(size, held) / byte_rate
             else:
                 f.seek(size + (size & 1), 1)
     return None
