@@ -44,6 +44,8 @@ def sample(proc: subprocess.Popen) -> dict[int, dict]:
 
 def _name(p: psutil.Process) -> str:
     cmd = " ".join(p.cmdline())
+    if "resource_tracker" in cmd:
+        return "tracker"
     return "parent" if "-m witness" in cmd else "worker" if "multiprocessing" in cmd else p.name()
 
 
