@@ -21,7 +21,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from witness.evaluate.stm import read_stm, spread_words  # noqa: E402
+from tests.stm_transcript import spread_words  # noqa: E402
+from witness.evaluate.stm import read_stm  # noqa: E402
 from witness.merge import MergeOptions, exclusive_turns, merge  # noqa: E402
 from witness.rttm import read_rttm  # noqa: E402
 from witness.transcript import Turn, Word  # noqa: E402

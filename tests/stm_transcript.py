@@ -9,8 +9,19 @@ from __future__ import annotations
 import wave
 from pathlib import Path
 
-from witness.evaluate.stm import read_stm, spread_words
-from witness.transcript import AudioMeta, Transcript, Turn, Utterance, speakers_in_order
+from witness.evaluate.stm import StmSegment, read_stm
+from witness.transcript import AudioMeta, Transcript, Turn, Utterance, Word, speakers_in_order
+
+
+def spread_words(segments: list[StmSegment]) -> list[Word]:
+    """Words of the segments, each line's span shared evenly among its words, each word
+    carrying the line's speaker: a stand-in for ASR output when testing the merge."""
+    words: list[Word] = []
+    for s in segments:
+        texts = s.text.split()
+        step = (s.end - s.start) / max(1, len(texts))
+        words += [Word(s.start + i * step, s.start + (i + 1) * step, t, 1.0, s.speaker) for i, t in enumerate(texts)]
+    return words
 
 
 def transcript_from_stm(stm: Path, audio: Path) -> Transcript:

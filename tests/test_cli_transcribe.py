@@ -8,8 +8,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from tests.stm_transcript import spread_words
 from witness.cli import main
-from witness.evaluate.stm import read_stm, spread_words
+from witness.evaluate.stm import read_stm
 from witness.transcript import read_transcript
 
 NAMES = "speaker90=Diane,speaker91=Sheila"

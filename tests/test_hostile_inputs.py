@@ -26,10 +26,11 @@ import srt
 from click.testing import CliRunner
 
 from tests.audio_factory import encode
+from tests.stm_transcript import spread_words
 from witness import shm
 from witness.audio import load_audio
 from witness.cli import main
-from witness.evaluate.stm import read_stm, spread_words
+from witness.evaluate.stm import read_stm
 from witness.manifest import MANIFEST_NAME, Manifest
 
 REPO = Path(__file__).resolve().parents[1]

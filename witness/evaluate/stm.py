@@ -14,7 +14,6 @@ from pathlib import Path
 
 from witness.errors import InputError
 from witness.fileio import read_input_text, records
-from witness.transcript import Word
 
 IGNORE = "ignore_time_segment_in_scoring"
 
@@ -74,13 +73,3 @@ def segments_of_file(segments: list[StmSegment], wanted: str, source: str | None
         raise InputError(f"holds several recordings ({shown}) and none is named {wanted!r}", source)
     return sorted((s for s in segments if s.file_id == chosen), key=lambda s: (s.start, s.end))
 
-
-def spread_words(segments: list[StmSegment]) -> list[Word]:
-    """Words of the segments, each line's span shared evenly among its words, each word
-    carrying the line's speaker: a stand-in for ASR output when testing the merge."""
-    words: list[Word] = []
-    for s in segments:
-        texts = s.text.split()
-        step = (s.end - s.start) / max(1, len(texts))
-        words += [Word(s.start + i * step, s.start + (i + 1) * step, t, 1.0, s.speaker) for i, t in enumerate(texts)]
-    return words
