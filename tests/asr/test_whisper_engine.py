@@ -149,11 +149,10 @@ def test_the_engine_runs_in_a_spawned_worker_and_its_result_pickles(tiny_en, sam
 
 
 def test_language_is_checked_and_english_only_models_stay_english(tiny_engine, base_model):
-    from witness.asr.whisper import load_engine
     from witness.errors import InputError
 
     assert tiny_engine._language() == "en"
-    with load_engine(base_model.path, WhisperOptions(threads=2, language="xx")) as engine:
+    with WhisperEngine(base_model.path, WhisperOptions(threads=2, language="xx")) as engine:
         with pytest.raises(InputError, match="unknown language code 'xx'"):
             engine.transcribe(np.zeros(SR, np.float32))
 

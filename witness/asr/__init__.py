@@ -1,6 +1,7 @@
 """Speech recognition: Whisper through whisper.cpp.
 
-``whisper.load_engine(name_or_path, WhisperOptions(...))`` -> ``WhisperEngine``;
+``whisper.WhisperEngine(ggml_path, WhisperOptions(...))`` (the path resolved by
+``witness.models.whisper_models.resolve_model``, in the parent process);
 ``engine.transcribe(samples)`` -> ``AsrResult`` (words, segments); ``engine.backend`` ->
 ``AsrBackendInfo`` (GPU backend and device in use). Nothing heavy is imported here.
 """

@@ -392,14 +392,3 @@ class _ProgressTracker:
 
     def done(self) -> None:
         self._report(100)
-
-
-def load_engine(model: str, options: WhisperOptions = WhisperOptions(), models_dir: str | Path | None = None,
-                offline: bool = False, progress: Progress | None = None) -> WhisperEngine:
-    """Resolve ``model`` (a catalogue name such as ``tiny.en``, an imported name, or a path to
-    a ggml file; fetched or converted when needed) and load it."""
-    from witness.models.whisper_models import resolve_model, resolve_vad
-
-    resolved = resolve_model(model, models_dir, offline=offline, progress=progress)
-    vad = resolve_vad(models_dir, offline=offline, progress=progress) if options.speech_gate else None
-    return WhisperEngine(resolved.path, options, model_name=resolved.name, info=resolved.info, vad_path=vad)
