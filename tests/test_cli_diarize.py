@@ -126,3 +126,16 @@ def test_vad_fallback_runs_from_the_cli_without_segmentation(sample_call, models
     assert result.exit_code == 0, result.stderr
     assert json.loads((tmp_path / "sample.json").read_text())["engines"]["diarization"]["path"] == "vad-fallback"
     assert "speakers come from Silero VAD speech regions" in result.stderr  # said without -v
+
+
+def test_no_speech_is_said_in_one_line(models_dir, tmp_path):
+    import wave
+
+    silent = tmp_path / "hold.wav"
+    with wave.open(str(silent), "wb") as w:
+        w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
+        w.writeframes(b"\x00\x00" * 16000 * 12)
+    result = run("diarize", silent, "--models-dir", models_dir, "--embedding", "ge2e", "--segmentation", "int8")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == (f"witness: {silent}: no speech found: no speaker was heard (silence, music, or "
+                             "speech too quiet for the segmentation model)\n")

