@@ -60,7 +60,7 @@ class ProgressView:
 
             if self.single:
                 fmt = "{percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]{postfix}"
-                self._bar = tqdm(total=100, file=sys.stderr, dynamic_ncols=True, bar_format=fmt)
+                self._bar = tqdm(total=100, file=sys.stderr, dynamic_ncols=True, bar_format=fmt, leave=False)
             else:
                 fmt = "{percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} files [{elapsed}]{postfix}"
                 self._bar = tqdm(total=self.count, unit="file", file=sys.stderr, dynamic_ncols=True, bar_format=fmt)
