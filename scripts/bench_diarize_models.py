@@ -21,7 +21,7 @@ import numpy as np
 
 from witness.audio import load_audio
 from witness.diarize.embedding import GE2EEmbedder
-from witness.diarize.oracle import alone_mask
+from witness.evaluate.oracle import alone_mask
 from witness.diarize.pooled_partials import PooledGE2E
 from witness.diarize.segmentation import (
     FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, WINDOW_SAMPLES, SegmentationModel)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from witness.audio import load_audio
-from witness.diarize.oracle import alone_mask
+from witness.evaluate.oracle import alone_mask
 from witness.diarize.segmentation import FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, WINDOW_SAMPLES
 from witness.rttm import read_rttm
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from witness.audio import load_audio
-from witness.diarize.oracle import cut_pieces, solo_intervals
+from witness.evaluate.oracle import cut_pieces, solo_intervals
 from witness.rttm import read_rttm
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -11,7 +11,7 @@ import pytest
 from witness.diarize.embedding import (
     CamPlusPlusEmbedder,
     GE2EEmbedder, Ge2eOptions, WeSpeakerEmbedder, keep_frames, partial_starts)
-from witness.diarize.oracle import alone_mask, cut_pieces, solo_intervals
+from witness.evaluate.oracle import alone_mask, cut_pieces, solo_intervals
 from witness.diarize.pooled_partials import PooledGE2E
 from witness.diarize.segmentation import (
     FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, WINDOW_SAMPLES)

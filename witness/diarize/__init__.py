@@ -6,7 +6,6 @@ Models (a frontend, an ONNX Runtime session, a sha256-pinned file each):
 - ``segmentation``: pyannote segmentation-3.0 over lazily cut sliding windows.
 - ``vad``: Silero VAD speech regions and fixed sub-windows (fallback without segmentation).
 - ``embedding`` (+ ``pooled_partials``): GE2E and WeSpeaker speaker embeddings with masks.
-- ``oracle``: reference turns as solo stretches and frame masks (evaluation only).
 
 Model-free numerical stages, one module each (importing this package loads nothing heavy):
 - ``config``: hyperparameters with pyannote's defaults; preset PYANNOTE_3_1; per-model tuned settings.

@@ -1,4 +1,5 @@
-"""Scoring: DER (der.py, several files: corpus.py), WER (wer.py), WDER (wder.py), STM (stm.py).
+"""Scoring: DER (der.py, several files: corpus.py), WER (wer.py), WDER (wder.py), STM (stm.py);
+reference turns as what the models see, for measurements (oracle.py).
 
 Names are imported on first use, so ``import witness.evaluate`` loads neither numpy nor scipy.
 """

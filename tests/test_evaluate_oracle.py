@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from witness.diarize.oracle import alone_mask, cut_pieces, solo_intervals
+from witness.evaluate.oracle import alone_mask, cut_pieces, solo_intervals
 from witness.transcript import Turn
 
 TURNS = [Turn(0.0, 4.0, "a"), Turn(3.0, 6.0, "b"), Turn(5.5, 9.0, "a"), Turn(8.0, 8.5, "a")]
