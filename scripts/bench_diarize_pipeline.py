@@ -76,7 +76,9 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--step", type=float, default=1.0)
     parser.add_argument("--embedding", default="ge2e", choices=("ge2e", "campplus"))
-    parser.add_argument("--embed-every", type=int, default=1, help="embed every n-th window only")
+    parser.add_argument("--embed-every", type=int, help="embed every n-th window only (default: the config's, "
+                        "on files over its long_file_windows)")
+    parser.add_argument("--segmentation", default="auto", choices=("auto", "fp32", "int8"))
     parser.add_argument("--variant", default="pooled", choices=("pooled", "window"), help="GE2E only")
     parser.add_argument("--embed-batch", type=int, default=None, help="GE2E partials per model call")
     parser.add_argument("--seg-threads", type=int, default=1)
@@ -84,10 +86,12 @@ def main() -> None:
     parser.add_argument("--blas-threads", type=int, default=1, help="0: leave numpy's BLAS pool alone")
     args = parser.parse_args()
     case = tiled(sample_call(), args.minutes)
-    models = choose_models(args.embedding, MODELS)
+    models = choose_models(args.embedding, MODELS, segmentation=args.segmentation)
     runtime = RuntimeOptions(segmentation_threads=args.seg_threads, embedding_threads=args.embed_threads,
                              embedding_batch_size=args.embed_batch, blas_threads=args.blas_threads or None)
-    config = replace(config_for(args.embedding, window_step=args.step), embed_every=args.embed_every)
+    config = config_for(args.embedding, window_step=args.step)
+    if args.embed_every:
+        config = replace(config, embed_every=args.embed_every)
     diarizer = Diarizer(models, config, runtime, args.variant)
     diarizer.run(case.samples[:11 * 16000])  # start the sessions outside the timing
     load = os.getloadavg()
@@ -99,7 +103,8 @@ def main() -> None:
         cpu, main_cpu = time.process_time() - cpu, time.thread_time() - main_cpu
     wall, audio_s = ended - began, case.duration
     inside = clock.union_seconds(began, ended)
-    print(f"{case.name}: step {args.step} s, every {args.embed_every}, {diarizer.embedding_name}, embedding batch "
+    print(f"{case.name}: {models.segmentation.name}, step {args.step} s, every {config.embed_every}, "
+          f"{diarizer.embedding_name}, embedding batch "
           f"{diarizer.embedder.batch_size}, threads seg {args.seg_threads} / embed {args.embed_threads} / "
           f"BLAS {args.blas_threads or 'default'}; "
           f"load average before {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")

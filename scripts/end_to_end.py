@@ -27,7 +27,6 @@ from witness.evaluate.stm import read_stm  # noqa: E402
 from witness.evaluate.wder import score_words  # noqa: E402
 from witness.evaluate.wer import align_words  # noqa: E402
 from witness.evaluate.words import words_from_stm, words_from_transcript  # noqa: E402
-from witness.textnorm import normalize_words  # noqa: E402
 from witness.transcript import read_transcript  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data"
@@ -40,7 +39,7 @@ def utterances_right(stm: Path, transcript: Path, verbose: bool) -> tuple[float,
     ref, hyp = words_from_stm(segments), words_from_transcript(read_transcript(transcript))
     alignment = align_words([w.text for w in ref], [w.text for w in hyp])
     wer, wder = score_words(ref, hyp)
-    owner = [i for i, s in enumerate(segments) for _ in normalize_words(s.text)]  # reference word -> utterance
+    owner = [i for i, s in enumerate(segments) for _ in words_from_stm([s])]  # reference word -> utterance
     votes: dict[int, Counter] = {}
     for pair in alignment:
         if pair.ref_index is not None and pair.hyp_index is not None:
@@ -59,12 +58,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="file names to keep (comma-separated stems, e.g. sample,devcall_02)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each utterance and the transcript")
+    parser.add_argument("--out", type=Path, help="score the outputs already in OUT instead of running witness")
     parser.add_argument("extra", nargs="*", help="witness options (after --)")
     args = parser.parse_args()
     calls = [c for c in CALLS if not args.only or c.stem in args.only.split(",")]
-    out = Path(tempfile.mkdtemp(prefix="witness-e2e-"))
-    subprocess.run([sys.executable, "-m", "witness", "-q", *map(str, calls), "-o", str(out),
-                    "--format", "json,txt", *args.extra], cwd=REPO, check=True)
+    out = args.out or Path(tempfile.mkdtemp(prefix="witness-e2e-"))
+    if not args.out:
+        subprocess.run([sys.executable, "-m", "witness", "-q", *map(str, calls), "-o", str(out),
+                        "--format", "json,txt", *args.extra], cwd=REPO, check=True)
     print(f"{'file':12s} {'WER':>7s} {'WDER':>7s}  utterances right")
     for call in calls:
         if args.verbose:

@@ -27,12 +27,12 @@ def _status_mb(field: str) -> float:
     raise KeyError(field)
 
 
-def child(minutes: float, variant: str) -> dict:
+def child(minutes: float, variant: str, embedding: str = "auto", segmentation: str = "auto") -> dict:
     from scripts.diarization_cases import MODELS, sample_call, tiled
     from witness.diarize.pipeline import Diarizer
     from witness.models.diarization_choice import choose_models
 
-    diarizer = Diarizer(choose_models("ge2e", MODELS), ge2e_variant=variant)
+    diarizer = Diarizer(choose_models(embedding, MODELS, segmentation=segmentation), ge2e_variant=variant)
     case = tiled(sample_call(), minutes)
     diarizer.run(case.samples[:11 * 16000])  # sessions loaded
     models_loaded = _status_mb("VmRSS")
@@ -48,15 +48,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", default="10,60")
     parser.add_argument("--variant", default="pooled")
+    parser.add_argument("--embedding", default="auto", help="auto (CAM++), ge2e, ...")
+    parser.add_argument("--segmentation", default="auto", help="auto (fp32), int8")
     parser.add_argument("--child", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        print(json.dumps(child(args.child, args.variant)))
+        print(json.dumps(child(args.child, args.variant, args.embedding, args.segmentation)))
         return
     print("load average before: %.1f %.1f %.1f" % os.getloadavg())
     rows = []
     for minutes in map(float, args.minutes.split(",")):
-        done = subprocess.run([sys.executable, __file__, "--child", str(minutes), "--variant", args.variant],
+        done = subprocess.run([sys.executable, __file__, "--child", str(minutes), "--variant", args.variant,
+                               "--embedding", args.embedding, "--segmentation", args.segmentation],
                               capture_output=True, text=True, check=True)
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
     for r in rows:
