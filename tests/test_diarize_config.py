@@ -23,7 +23,7 @@ def test_the_defaults_are_what_runs_by_default():
     assert config_for("campplus") == DiarizationConfig()  # CAM++ is the default embedding
     assert dataclasses.asdict(DiarizationConfig()) == {
         "segmentation": {"window_step": 1.0},
-        "embed_every": 3,
+        "embed_every": 5,
         "long_file_windows": 180,
         "clustering": {
             "method": "ahc",
