@@ -43,8 +43,9 @@ class Sample:
     rss: int  # bytes, summed over the tree (shared pages counted once per process)
     pss: int  # bytes, proportional set size summed over the tree (shared pages split)
     processes: int
-    by_process: dict[str, int] = field(default_factory=dict)  # "parent" / "worker-<pid>" -> RSS
+    by_process: dict[str, int] = field(default_factory=dict)  # "parent" / "<engine>-<pid>" -> RSS
     mark: int = 0  # what ``mark()`` said at that moment (e.g. files done)
+    threads: dict[str, dict[int, float]] = field(default_factory=dict)  # process -> thread id -> CPU s
 
 
 def run_sampled(cmd: list[str], every: float = 0.2, mark: Callable[[], int] | None = None) -> tuple[float, list[Sample]]:
@@ -63,17 +64,27 @@ def run_sampled(cmd: list[str], every: float = 0.2, mark: Callable[[], int] | No
 
 def _sample(proc: psutil.Process, at: float, mark: int) -> Sample:
     rss = pss = 0
-    by_process = {}
+    by_process, threads = {}, {}
     tree = [proc] + proc.children(recursive=True)
     for p in tree:
         try:
             info = p.memory_full_info()
+            name = "parent" if p.pid == proc.pid else f"{_engine(p)}-{p.pid}"
+            threads[name] = {t.id: t.user_time + t.system_time for t in p.threads()}
         except psutil.Error:
             continue
         rss += info.rss
         pss += info.pss
-        by_process["parent" if p.pid == proc.pid else f"worker-{p.pid}"] = info.rss
-    return Sample(at, rss, pss, len(tree), by_process, mark)
+        by_process[name] = info.rss
+    return Sample(at, rss, pss, len(tree), by_process, mark, threads)
+
+
+def _engine(p: psutil.Process) -> str:
+    """Which engine a worker runs, from the native libraries it has loaded so far."""
+    if "resource_tracker" in " ".join(p.cmdline()):
+        return "tracker"
+    paths = " ".join(m.path for m in p.memory_maps())
+    return "asr" if "whisper" in paths else "diarization" if "onnxruntime" in paths else "worker"
 
 
 def witness(*args: str) -> list[str]:
