@@ -13,6 +13,9 @@ from statistics import median
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# as witness's ASR worker does (engines.asr_engine): OpenMP threads sleep while they wait
+# instead of spinning, which on a shared machine costs every engine many times its time
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from witness.models import store  # noqa: E402
 from witness.models.whisper_catalogue import CATALOGUE, Ct2Source  # noqa: E402

@@ -7,10 +7,11 @@ Cases (scripts/asr_cases.py): the sample call once (the short-file baseline), ti
 ``--music`` seconds of synthetic hold music between two copies and two more.
 
     python scripts/asr_long.py [--copies 60] [--music 60] [--models tiny.en tiny.en-q8_0 base]
-        [--variants gated context ungated] [--threads 2]
+        [--variants gated context fit ungated] [--threads 2]
 
 Variants: ``gated`` (the default decoding), ``context`` (gated, previous text as context),
-``ungated`` (no VAD: 600 s pieces, the decoding before issue 14).
+``fit`` (gated, encoder over each piece's length only), ``ungated`` (no VAD: 600 s pieces,
+the decoding before issue 14).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from witness.models.whisper_models import resolve_vad
 VARIANTS = {
     "gated": {},
     "context": {"condition_on_previous_text": True},
+    "fit": {"fit_encoder": True},
     "ungated": {"speech_gate": False},
 }
 

