@@ -171,7 +171,8 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sa
     manager's stop) once the first file is done."""
     calls = tmp_path / "calls"
     calls.mkdir()
-    for name in ("a.wav", "b.wav", "c.wav"):
+    names = [f"{c}.wav" for c in "abcdef"]  # enough that the last ones cannot finish with the first
+    for name in names:
         shutil.copy(sample_call / "sample.wav", calls / name)
     out = tmp_path / "out"
     shm = tmp_path / "shm"  # a private folder for the decoded audio: other runs may share /dev/shm
@@ -191,7 +192,7 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sa
     assert "witness: interrupted: finished files are kept; run the same command again to go on\n" in stderr
     lines = manifest.read_text().splitlines(keepends=True)
     rows = [json.loads(line) for line in lines]
-    assert all(line.endswith("\n") for line in lines) and rows[0]["status"] == "ok" and len(rows) < 3
+    assert all(line.endswith("\n") for line in lines) and rows[0]["status"] == "ok" and len(rows) < len(names)
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(
         [MANIFEST_NAME] + [Path(r["input"]).stem + ".json" for r in rows])
     assert list(shm.iterdir()) == []  # no decoded audio left behind

@@ -35,22 +35,24 @@ class WhisperOptions:
         scripts/asr_long.py --variants gated context).
     max_initial_timestamp: latest first timestamp of a window, seconds (1.0).
     timestamps: "dtw" (default) or "token". On the sample call, word edges against the human
-        utterance edges were off by 0.31 s (start) / 0.33 s (end) on average with DTW and by
-        1.16 s / 0.93 s with whisper.cpp's token timestamps, which start each segment's
-        first word where the previous segment ended; DTW costs ~1.5x the CPU time
-        (scripts/asr_accuracy.py, scripts/asr_speed.py).
+        utterance edges were off by 0.18 s (start) / 0.11 s (end) on average (median 0.09 s /
+        0.10 s) with DTW and by 0.34 s / 0.36 s with whisper.cpp's token timestamps; DTW
+        costs ~1.4x the CPU time (scripts/asr_accuracy.py, scripts/asr_speed.py).
     without_timestamps: decode without Whisper's segment timestamp tokens (off). Word times
         then come from DTW or token probabilities alone, and the audio goes to whisper.cpp
         in pieces of at most 30 s cut at quiet moments (one decoding window each), so a
-        window can never be re-decoded after a mispredicted timestamp: on the sample call
-        base's WER went from 53% to 21% (repeats gone) while tiny.en's went from 16% to 20%.
+        window can never be re-decoded after a mispredicted timestamp. Before the speech
+        gate it took base from 53% to 21% WER on the sample call; gated, base with
+        timestamps is at 17% and tiny.en at 17% either way.
     keep_annotations: keep "[BLANK_AUDIO]", "(music)" and the like as words (off).
     speech_gate: decode only what Silero VAD calls speech, packed into pieces of at most
         30 s (on). Off: the whole file in pieces of ``chunk_seconds``.
     redecode_loops: a piece whose text looks like a loop (``guards.LoopOptions``) is decoded
         again at rising temperatures, as whisper's reference decoder does (on).
     fit_encoder: run the encoder over the piece's length only (whisper.cpp's ``audio_ctx``)
-        instead of a full 30 s window padded with silence (off).
+        instead of a full 30 s window padded with silence (off: no consistent gain measured
+        on 5 minutes of the tiled call on the loaded 2-core machine, f16 2.51x -> 3.12x and
+        q8_0 2.64x -> 2.29x faster-whisper's time; scripts/asr_speed.py --fit-encoder).
     chunk_seconds: without the speech gate, the longest piece handed to whisper.cpp at once
         (600 s): bounds its memory.
     use_gpu, gpu_device: use a GPU backend when the build has one (on), and which.
