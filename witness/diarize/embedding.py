@@ -221,7 +221,7 @@ class CamPlusPlusEmbedder:
 
     batch_size: rows per model call (rows batch only when their kept frame counts are equal);
     threads: intra-op threads; min_clean_seconds: less kept audio gives a NaN row (0.5 s, as
-    WeSpeaker: provisional, not yet tuned for CAM++).
+    WeSpeaker; such a local speaker is then assigned by its overlapping neighbours).
     """
 
     dimension = CAMPPLUS_DIM
