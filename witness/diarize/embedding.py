@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -177,6 +177,35 @@ class GE2EEmbedder:
         return [padded[s:s + n] for s in partial_starts(len(clean), self.options)]
 
 
+def embed_kept_frames(feats: np.ndarray, masks: np.ndarray | None, num_samples: int, min_frames: float, dim: int,
+                      embed_rows: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Embed each row's kept frames (fbank models): rows with the same number of kept frames
+    go to ``embed_rows`` together.
+
+    feats: (N, frames, 80) fbank of N pieces of ``num_samples`` samples; masks as in ``embed``.
+    embed_rows: (B, kept, 80) float32 -> (B, dim) float32 unit rows. Returns (N, dim) float32,
+    NaN for rows with fewer than ``min_frames`` kept frames.
+    """
+    centres = np.arange(feats.shape[1]) * FBANK_HOP + FBANK_FRAME // 2
+    keep = keep_frames(masks, num_samples, centres, len(feats))
+    counts = keep.sum(axis=1)
+    out = np.full((len(feats), dim), np.nan, dtype=np.float32)
+    for count in np.unique(counts[counts >= min_frames]):
+        rows = np.flatnonzero(counts == count)
+        out[rows] = embed_rows(np.stack([feats[r, keep[r]] for r in rows]))
+    return out
+
+
+def run_in_batches(session: LazySession, input_name: str, feats: np.ndarray, batch_size: int, dim: int) -> np.ndarray:
+    """feats (B, frames, 80) through ``session`` ``batch_size`` rows at a time -> (B, dim)
+    float32 unit rows."""
+    out = np.empty((len(feats), dim), dtype=np.float32)
+    for first in range(0, len(feats), batch_size):
+        (vectors,) = session.run({input_name: np.asarray(feats[first:first + batch_size], np.float32)})
+        out[first:first + len(vectors)] = unit_rows(vectors.reshape(len(vectors), -1))
+    return out
+
+
 class WeSpeakerEmbedder:
     """WeSpeaker ResNet34-LM ONNX (input (B, frames, 80) fbank, output (B, 256)); the
     input and output names are read from the model.
@@ -199,21 +228,11 @@ class WeSpeakerEmbedder:
     def embed(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
         """waveforms: (N, samples) float32; masks: (N, mask_frames) or None → (N, 256) float32."""
         waveforms = np.atleast_2d(waveforms)
-        feats = self.features(waveforms)
-        centres = np.arange(feats.shape[1]) * FBANK_HOP + FBANK_FRAME // 2
-        keep = keep_frames(masks, waveforms.shape[1], centres, len(waveforms))
-        counts = keep.sum(axis=1)
-        min_frames = max(1.0, self.min_clean_seconds * SAMPLE_RATE / FBANK_HOP)
-        out = np.full((len(waveforms), EMBEDDING_DIM), np.nan, dtype=np.float32)
         (input_name,) = self.session.input_names()
-        for count in np.unique(counts[counts >= min_frames]):
-            rows = np.flatnonzero(counts == count)
-            for first in range(0, len(rows), self.batch_size):
-                chunk = rows[first:first + self.batch_size]
-                batch = np.stack([feats[r, keep[r]] for r in chunk])
-                (vectors,) = self.session.run({input_name: batch})
-                out[chunk] = unit_rows(vectors.reshape(len(chunk), -1))
-        return out
+        min_frames = max(1.0, self.min_clean_seconds * SAMPLE_RATE / FBANK_HOP)
+        return embed_kept_frames(
+            self.features(waveforms), masks, waveforms.shape[1], min_frames, EMBEDDING_DIM,
+            lambda rows: run_in_batches(self.session, input_name, rows, self.batch_size, EMBEDDING_DIM))
 
 
 class CamPlusPlusEmbedder:
@@ -235,22 +254,11 @@ class CamPlusPlusEmbedder:
     def embed_features(self, feats: np.ndarray) -> np.ndarray:
         """feats: (B, frames, 80) float32 mean-normalised fbank, frames >= 3 → (B, 192) float32
         unit rows."""
-        out = np.empty((len(feats), CAMPPLUS_DIM), dtype=np.float32)
-        for first in range(0, len(feats), self.batch_size):
-            (vectors,) = self.session.run({"feats": np.asarray(feats[first:first + self.batch_size], np.float32)})
-            out[first:first + len(vectors)] = unit_rows(vectors)
-        return out
+        return run_in_batches(self.session, "feats", feats, self.batch_size, CAMPPLUS_DIM)
 
     def embed(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
         """waveforms: (N, samples) float32; masks: (N, mask_frames) or None → (N, 192) float32."""
         waveforms = finite_audio(np.atleast_2d(waveforms), "embedding input")
-        feats = campplus_fbank(waveforms)
-        centres = np.arange(feats.shape[1]) * FBANK_HOP + FBANK_FRAME // 2
-        keep = keep_frames(masks, waveforms.shape[1], centres, len(waveforms))
-        counts = keep.sum(axis=1)
         min_frames = max(CAMPPLUS_MIN_FRAMES, self.min_clean_seconds * SAMPLE_RATE / FBANK_HOP)
-        out = np.full((len(waveforms), CAMPPLUS_DIM), np.nan, dtype=np.float32)
-        for count in np.unique(counts[counts >= min_frames]):
-            rows = np.flatnonzero(counts == count)
-            out[rows] = self.embed_features(mean_normalise(np.stack([feats[r, keep[r]] for r in rows])))
-        return out
+        return embed_kept_frames(campplus_fbank(waveforms), masks, waveforms.shape[1], min_frames, CAMPPLUS_DIM,
+                                 lambda rows: self.embed_features(mean_normalise(rows)))
