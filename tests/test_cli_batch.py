@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.processes import group_alive
 from tests.worker_engines import crash_in
-from witness.cli import main
 from witness import shm as shm_module
+from witness.cli import main
 from witness.manifest import MANIFEST_NAME, Manifest
 from witness.transcript import read_transcript
 
@@ -196,15 +197,5 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sa
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(
         [MANIFEST_NAME] + [Path(r["input"]).stem + ".json" for r in rows])
     assert list(shm.iterdir()) == []  # no decoded audio left behind
-    assert not _group_alive(proc.pid), "a worker outlived the batch"
+    assert not group_alive(proc.pid, 5.0), "a worker outlived the batch"
 
-
-def _group_alive(pgid: int, grace: float = 5.0) -> bool:
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        time.sleep(0.1)
-    return True

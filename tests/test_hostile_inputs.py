@@ -26,6 +26,7 @@ import srt
 from click.testing import CliRunner
 
 from tests.audio_factory import encode
+from tests.processes import group_alive
 from tests.stm_transcript import spread_words
 from witness import shm
 from witness.audio import load_audio
@@ -409,7 +410,7 @@ def test_a_killed_run_leaves_no_audio_and_no_partial_output(command, clip, model
     time.sleep(1.0)  # the workers are at it
     proc.kill()
     stderr = proc.communicate(timeout=60)[1]
-    assert not _group_alive(proc.pid), "a worker outlived its killed parent"
+    assert not group_alive(proc.pid, 10.0), "a worker outlived its killed parent"
     assert stderr == ""  # no traceback from a worker, no leaked-semaphore warning
     assert [p.name for p in out.iterdir() if p.name != MANIFEST_NAME and not p.name.startswith(".")] == []
 
@@ -419,13 +420,3 @@ def test_a_killed_run_leaves_no_audio_and_no_partial_output(command, clip, model
     assert sorted(p.name for p in out.iterdir() if p.suffix != ".jsonl" and not p.name.startswith(".")) == [
         "clip.json", "clip.txt"]
 
-
-def _group_alive(pgid: int, grace: float = 10.0) -> bool:
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return False
-        time.sleep(0.1)
-    return True
