@@ -32,7 +32,6 @@ def test_the_defaults_are_what_runs_by_default():
             "min_cluster_size": 3,
             "min_active_ratio": 0.2,
             "constrained_assignment": True,
-            "spectral_keep": 0.3,
         },
         "reconstruction": {"min_duration_off": 0.0},
         "piece_clustering": dataclasses.asdict(ClusteringConfig()),

@@ -6,9 +6,6 @@
    clusters smaller than ``min_cluster_size`` join the closest large one (``ahc_clusters``).
    (pyannote community-1 refines these clusters with VBx on PLDA features; PLDA parameters
    for the models Witness runs cannot be had, so that step is not carried.)
-   Or spectral clustering (``spectral_clusters``, 3D-Speaker's recipe): a pruned cosine
-   affinity, the number of speakers from the largest eigengap of its Laplacian, k-means on
-   the leading eigenvectors.
 4. ``--num-speakers``/``--min-speakers``/``--max-speakers`` bounds, then every (window, local
    speaker), filtered out or not, goes to its closest centroid (``assign``).
 Nothing here modifies the caller's arrays.
@@ -22,7 +19,6 @@ from dataclasses import dataclass, replace
 import fastcluster
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
-from scipy.cluster.vq import kmeans2
 
 from witness.diarize.assign import Clusters, assign, assign_by_overlap, label_centroids
 from witness.diarize.config import ClusteringConfig
@@ -31,8 +27,6 @@ from witness.diarize.windows import Segmentations
 log = logging.getLogger(__name__)
 
 EUCLIDEAN_ONLY = ("centroid", "median", "ward")  # linkages defined for Euclidean distance
-SPECTRAL_MAX_POINTS = 1500  # beyond this, spectral clustering runs on AHC groups (eigh is O(n³))
-SPECTRAL_MAX_SPEAKERS = 30  # the eigengap is searched among this many eigenvalues at most
 
 
 @dataclass(frozen=True)
@@ -226,55 +220,6 @@ def ahc_clusters_found(
     return _merge_small(normed, labels, min_size), num_large
 
 
-def _pruned_affinity(normed: np.ndarray, keep: float) -> np.ndarray:
-    """(n, n) float64 symmetric affinity: cosine similarity, each row keeping only its
-    ``keep`` share of largest entries (at least 6), the rest zeroed."""
-    similarity = normed @ normed.T
-    n = len(similarity)
-    kept = min(n, max(6, int(round(keep * n))))
-    cut = np.partition(similarity, n - kept, axis=1)[:, n - kept][:, None]
-    pruned = np.where(similarity >= cut, similarity, 0.0)
-    return 0.5 * (pruned + pruned.T)
-
-
-def _eigengap_count(affinity: np.ndarray, low: int, high: int) -> tuple[int, np.ndarray]:
-    """(k, (n, high) eigenvectors): the number of clusters from the largest gap between
-    consecutive Laplacian eigenvalues in low..high, and the leading eigenvectors."""
-    laplacian = np.diag(affinity.sum(axis=1)) - affinity
-    values, vectors = np.linalg.eigh(laplacian)
-    high = min(high, len(values) - 1)
-    gaps = np.diff(values[low - 1:high + 1])
-    return (int(np.argmax(gaps)) + low if len(gaps) else low), vectors
-
-
-def spectral_clusters(
-    embeddings: np.ndarray, keep: float, min_cluster_size: int = 1, bounds: SpeakerBounds = SpeakerBounds()
-) -> tuple[np.ndarray, int]:
-    """((n,) int64 clusters 0..K-1, the count the eigengap gave) of embeddings (n, dim).
-
-    Over ``SPECTRAL_MAX_POINTS`` embeddings, AHC first groups them (centroid linkage) and the
-    groups' centroids are clustered. Small clusters then join the closest large one.
-    """
-    n = len(embeddings)
-    if n < 3:
-        return np.zeros(n, dtype=np.int64), 1
-    normed = _normalized(embeddings)
-    groups = np.arange(n)
-    points = normed
-    if n > SPECTRAL_MAX_POINTS:
-        groups = fcluster(_dendrogram(normed, "centroid"), SPECTRAL_MAX_POINTS, criterion="maxclust") - 1
-        points = _normalized(label_centroids(normed, groups, int(groups.max()) + 1))
-    limits = bounds.within(len(points) - 1)
-    found, vectors = _eigengap_count(_pruned_affinity(points, keep), 1, min(SPECTRAL_MAX_SPEAKERS, int(limits.high)))
-    k = min(max(found, limits.low), int(limits.high))
-    if k == 1:
-        return np.zeros(n, dtype=np.int64), found
-    spectral = vectors[:, :k] / np.maximum(np.linalg.norm(vectors[:, :k], axis=1, keepdims=True), 1e-12)
-    _, labels = kmeans2(spectral, k, minit="++", seed=0)
-    min_size = min(min_cluster_size, max(1, round(0.1 * n)))
-    return _merge_small(normed, _renumber(labels)[groups], min_size), found
-
-
 def _fallback_centroid(embeddings: np.ndarray, train: TrainingSet, active: np.ndarray) -> np.ndarray:
     """(1, dim) float64: mean of the training embeddings, or of any valid active one."""
     pool = train.embeddings if len(train.embeddings) else np.asarray(embeddings)[active]
@@ -302,11 +247,8 @@ def cluster(
         found = int(active.any()) if n < 2 else ahc_clusters_found(
             train.embeddings, config.threshold, config.linkage, config.min_cluster_size)[1]
         return replace(assign(embeddings, fallback, active, constrained=False), found=found)
-    if config.method == "spectral":
-        labels, found = spectral_clusters(train.embeddings, config.spectral_keep, config.min_cluster_size, bounds)
-    else:
-        labels, found = ahc_clusters_found(
-            train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds)
+    labels, found = ahc_clusters_found(
+        train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds)
     centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
     clusters = assign(embeddings, centroids, active, config.constrained_assignment)
     return replace(clusters, hard=_fill_unembedded(clusters.hard, embeddings, segmentations, active), found=found)

@@ -32,10 +32,7 @@ class ClusteringConfig:
     are what runs by default: tuned for CAM++ (``CAMPPLUS_CLUSTERING``, below).
 
     method: "ahc", agglomerative clustering cut at ``threshold`` (pyannote 3.1; community-1
-        adds VBx on PLDA features, which cannot be had for the models Witness runs), or
-        "spectral" (3D-Speaker): the count from the eigengap, ``threshold`` unused.
-    spectral_keep: spectral only: the share of each row's largest affinities kept (0.3; the
-        best on the dev set, 3D-Speaker uses 0.02 on longer recordings).
+        adds VBx on PLDA features, which cannot be had for the models Witness runs).
     threshold: 0.7, the AHC distance at which merging stops (Euclidean distance between
         L2-normalised embeddings for centroid linkage; cosine distance for the others).
     linkage: "centroid" (every preset); any scipy linkage method is accepted.
@@ -47,17 +44,16 @@ class ClusteringConfig:
         same global speaker (Hungarian assignment); 3.1 used a plain argmax (False).
     """
 
-    method: Literal["ahc", "spectral"] = "ahc"
+    method: Literal["ahc"] = "ahc"
     threshold: float = 0.7
     linkage: str = "centroid"
     min_cluster_size: int = 3
     min_active_ratio: float = 0.2
     constrained_assignment: bool = True
-    spectral_keep: float = 0.3
 
     def __post_init__(self) -> None:
-        if self.method not in ("ahc", "spectral"):
-            raise ValueError(f"clustering method must be 'ahc' or 'spectral', got {self.method!r}")
+        if self.method != "ahc":
+            raise ValueError(f"clustering method must be 'ahc', got {self.method!r}")
         if self.min_cluster_size < 1:
             raise ValueError(f"min_cluster_size must be >= 1, got {self.min_cluster_size}")
 
@@ -146,7 +142,7 @@ AHC cut at 0.7 (Euclidean distance between unit centroids, cosine ~0.75), cluste
 than 3 embeddings joined to the nearest. Dev set 23.3% strict / 15.8% paper, 4 of 7 counts
 right; thresholds 0.6-0.8 within 0.1 point; 0.9 and above merge speakers (35%+). Minimum sizes
 6 and 12 lost the fourth AMI speaker on 30 s files (26.1%). Spectral clustering with an
-eigengap count (``method="spectral"``, 3D-Speaker's recipe) scored 23.8% at best (keep 0.3)
+eigengap count (3D-Speaker's recipe, measured at commit 4b826ba) scored 23.8% at best (keep 0.3)
 and over-counted badly on 30 s files at smaller keeps, so AHC stays. Also used for VAD pieces."""
 
 _CLUSTERING = {"ge2e": (GE2E_CLUSTERING, GE2E_PIECE_CLUSTERING),
