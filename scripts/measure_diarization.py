@@ -26,7 +26,9 @@ from scripts.diarization_cases import Case, dev_set, der_parts, long_case, sampl
 from witness.diarize.clustering import SpeakerBounds
 from witness.diarize.config import config_for
 from witness.diarize.pipeline import Diarizer, WindowEmbeddings
-from witness.diarize.windows import Segmentations
+from witness.audio import SAMPLE_RATE
+from witness.diarize.segmentation import WINDOW_SAMPLES
+from witness.diarize.windows import Segmentations, SlidingWindow
 from witness.evaluate import diarization_error
 from witness.models.diarization_choice import DiarizationModels, choose_models
 
@@ -48,7 +50,7 @@ def _cached_windows(diarizer: Diarizer, case: Case, cache: Path) -> WindowEmbedd
     path = cache / f"{case.name}-{key}.npz"
     if path.exists():
         data = np.load(path)
-        window = diarizer_window(diarizer)
+        window = SlidingWindow(0.0, WINDOW_SAMPLES / SAMPLE_RATE, diarizer.config.segmentation.window_step)
         seg = Segmentations(data["activity"], window, float(data["frame_step"]), float(data["frame_size"]))
         return WindowEmbeddings(seg, data["embeddings"], {k[2:]: float(data[k]) for k in data.files if k.startswith("t_")})
     windows = diarizer.embed_windows(case.samples)
@@ -59,27 +61,16 @@ def _cached_windows(diarizer: Diarizer, case: Case, cache: Path) -> WindowEmbedd
     return windows
 
 
-def diarizer_window(diarizer: Diarizer):
-    from witness.diarize.segmentation import WINDOW_SAMPLES
-    from witness.diarize.windows import SlidingWindow
-
-    step = diarizer.config.segmentation.window_step
-    return SlidingWindow(0.0, WINDOW_SAMPLES / 16_000, step)
-
-
 def _floats(text: str | None) -> list[float | None]:
     return [None] if not text else [float(x) for x in text.split(",")]
 
 
 def _settings(args, base):
     """Every clustering setting of the sweep, as ClusteringConfig variants of ``base``."""
-    methods = args.methods.split(",") if args.methods else [None]
-    grid = itertools.product(methods, _floats(args.thresholds), _floats(args.min_cluster_sizes),
-                             _floats(args.ratios), _floats(args.keeps))
-    for method, threshold, size, ratio, keep in grid:
-        changes = {k: v for k, v in (("method", method), ("threshold", threshold),
-                                     ("min_cluster_size", None if size is None else int(size)),
-                                     ("min_active_ratio", ratio), ("spectral_keep", keep)) if v is not None}
+    grid = itertools.product(_floats(args.thresholds), _floats(args.min_cluster_sizes), _floats(args.ratios))
+    for threshold, size, ratio in grid:
+        changes = {k: v for k, v in (("threshold", threshold), ("min_cluster_size", None if size is None else int(size)),
+                                     ("min_active_ratio", ratio)) if v is not None}
         yield replace(base, **changes)
 
 
@@ -95,8 +86,7 @@ def _every(windows: WindowEmbeddings, stride: int) -> WindowEmbeddings:
 def report(diarizer: Diarizer, windows: dict[str, WindowEmbeddings], cases: list[Case], clustering,
            stride: int = 1) -> None:
     config = replace(diarizer.config, clustering=clustering)
-    run = Diarizer.__new__(Diarizer)
-    run.__dict__.update(diarizer.__dict__, config=config)
+    run = Diarizer(diarizer.models, config)  # sessions start lazily: clustering needs none
     totals = {"strict": [0.0, 0.0], "paper": [0.0, 0.0]}
     right, dev_files, rows = 0, 0, []
     for case in cases:
@@ -115,7 +105,6 @@ def report(diarizer: Diarizer, windows: dict[str, WindowEmbeddings], cases: list
                     f" {strict.false_alarm / strict.total:6.1%} {strict.confusion / strict.total:6.1%}")
     print(f"\n-- threshold {clustering.threshold:g}, min cluster size {clustering.min_cluster_size}, "
           f"min active ratio {clustering.min_active_ratio:g}, linkage {clustering.linkage}, method {clustering.method}"
-          + (f", keep {clustering.spectral_keep:g}" if clustering.method == "spectral" else "")
           + (f", every {stride}th window embedded" if stride > 1 else ""))
     print(f"{'case':20s} {'ref':>3s} {'found':>5s}  {'strict':>7s} {'paper':>7s}   (strict: missed, false alarm, confusion)")
     print("\n".join(rows))
@@ -134,8 +123,6 @@ def main() -> None:
     parser.add_argument("--no-sample", action="store_true", help="leave the sample call out")
     parser.add_argument("--no-dev", action="store_true", help="leave the dev-set files out")
     parser.add_argument("--embed-every", type=int, default=1, help="embed every n-th window when caching")
-    parser.add_argument("--methods", help="comma-separated clustering methods to sweep (ahc, spectral)")
-    parser.add_argument("--keeps", help="comma-separated spectral_keep values to sweep")
     parser.add_argument("--thresholds", help="comma-separated clustering thresholds to sweep")
     parser.add_argument("--min-cluster-sizes", help="comma-separated minimum cluster sizes to sweep")
     parser.add_argument("--ratios", help="comma-separated min_active_ratio values to sweep")
