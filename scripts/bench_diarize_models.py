@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from pathlib import Path
 
 import numpy as np
 
+from scripts import SAMPLE_CALL, SHARED
 from witness.audio import load_audio
 from witness.diarize.embedding import GE2EEmbedder
 from witness.evaluate.oracle import alone_mask
@@ -30,13 +30,12 @@ from witness.models.ge2e import ge2e_onnx_path
 from witness.rttm import read_rttm
 from witness.transcript import Turn
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 RATE = 16000
 
 
 def tiled_call(minutes: float) -> tuple[np.ndarray, list[Turn]]:
     """The sample call repeated to ``minutes``, with its reference turns shifted along."""
-    call = SHARED / "data" / "sample-call"
+    call = SAMPLE_CALL
     audio, rate = (load_audio(call / "sample.wav").samples, 16000)
     assert rate == RATE
     (turns,) = read_rttm(call / "sample.rttm").values()

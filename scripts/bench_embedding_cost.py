@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
+from scripts import SAMPLE_CALL
 from witness.audio import load_audio
 from witness.evaluate.oracle import alone_mask
 from witness.diarize.segmentation import FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, WINDOW_SAMPLES
 from witness.rttm import read_rttm
 
-CALL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sample-call"
+CALL = SAMPLE_CALL
 RATE = 16000
 
 

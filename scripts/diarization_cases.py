@@ -11,18 +11,17 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from scripts import SAMPLE_CALL, SHARED
 from witness.audio import load_audio
 from witness.evaluate import CONVENTIONS, diarization_error
 from witness.rttm import read_rttm
 from witness.transcript import Turn
 
-SHARED = Path(os.environ.get("WITNESS_SHARED_DIR", Path(__file__).resolve().parents[2] / "shared"))
 MODELS = SHARED / "models"
 DEV_SET = SHARED / "data" / "dev-set"
 SAMPLE_RATE = 16_000
@@ -51,7 +50,7 @@ def _case(name: str, wav: Path, rttm: Path) -> Case:
 
 
 def sample_call() -> Case:
-    call = SHARED / "data" / "sample-call"
+    call = SAMPLE_CALL
     return _case("sample-call", call / "sample.wav", call / "sample.rttm")
 
 

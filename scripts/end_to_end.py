@@ -23,14 +23,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from scripts import SAMPLE_CALL, SHARED  # noqa: E402
 from witness.evaluate.stm import read_stm  # noqa: E402
 from witness.evaluate.wder import score_words  # noqa: E402
 from witness.evaluate.wer import align_words  # noqa: E402
 from witness.evaluate.words import words_from_stm, words_from_transcript  # noqa: E402
 from witness.transcript import read_transcript  # noqa: E402
 
-SHARED = REPO.parent / "shared" / "data"
-CALLS = [SHARED / "sample-call" / "sample.wav"] + sorted((SHARED / "dev-set" / "sim").glob("devcall_*.wav"))
+CALLS = [SAMPLE_CALL / "sample.wav"] + sorted((SHARED / "data" / "dev-set" / "sim").glob("devcall_*.wav"))
 
 
 def utterances_right(stm: Path, transcript: Path, verbose: bool) -> tuple[float, float, int, int]:

@@ -22,12 +22,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.stm_transcript import spread_words  # noqa: E402
+from scripts import SAMPLE_CALL
 from witness.evaluate.stm import read_stm  # noqa: E402
 from witness.merge import MergeOptions, exclusive_turns, merge  # noqa: E402
 from witness.rttm import read_rttm  # noqa: E402
 from witness.transcript import Turn, Word  # noqa: E402
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "sample-call"
 NAMES = {"speaker90": "Diane", "speaker91": "Sheila"}  # the RTTM's labels for the STM's names
 
 
@@ -45,8 +45,8 @@ def accuracy(words: list[Word], turns: list[Turn], options: MergeOptions) -> flo
 
 
 def run(trials: int, options: MergeOptions, seed: int = 0) -> tuple[list[float], list[float]]:
-    words = spread_words(read_stm(SHARED / "sample.stm"))
-    turns = read_rttm(SHARED / "sample.rttm")["sample"]
+    words = spread_words(read_stm(SAMPLE_CALL / "sample.stm"))
+    turns = read_rttm(SAMPLE_CALL / "sample.rttm")["sample"]
     rng = np.random.default_rng(seed)
     plain, repaired = [], []
     for _ in range(trials):
@@ -61,8 +61,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=500)
     parser.add_argument("--grid", action="store_true", help="also try a few repair settings")
     args = parser.parse_args()
-    words = spread_words(read_stm(SHARED / "sample.stm"))
-    clean = accuracy(words, read_rttm(SHARED / "sample.rttm")["sample"], MergeOptions())
+    words = spread_words(read_stm(SAMPLE_CALL / "sample.stm"))
+    clean = accuracy(words, read_rttm(SAMPLE_CALL / "sample.rttm")["sample"], MergeOptions())
     print(f"no jitter: word speaker accuracy {clean:.4f} ({len(words)} words)")
     plain, fixed = run(args.trials, MergeOptions())
     better = sum(f > p for p, f in zip(plain, fixed))
