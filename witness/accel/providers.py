@@ -97,11 +97,14 @@ def open_session(path: str | Path, choice: ProviderChoice, threads: int = 0,
     warning line. MIGraphX sessions with ``static_shapes`` go through the compiled cache."""
     import onnxruntime as ort
 
+    severity = ort_log_severity()
+    ort.set_default_logger_severity(severity)  # before the session: the provider set-up logs there
+
     def make(options: dict[str, str] | None = None, providers: list[Any] | None = None):
         so = ort.SessionOptions()
         so.intra_op_num_threads = int(threads)
         so.inter_op_num_threads = 1
-        so.log_severity_level = 3
+        so.log_severity_level = severity
         with warnings.catch_warnings():  # ORT's own "not in available providers" warning: we say it once
             warnings.simplefilter("ignore", UserWarning)
             return ort.InferenceSession(str(path), sess_options=so, providers=providers or provider_list(choice, options))
@@ -119,6 +122,21 @@ def open_session(path: str | Path, choice: ProviderChoice, threads: int = 0,
     if session.get_providers()[0] != choice.provider:
         _warn_fallback(choice, path, "the provider did not load (missing GPU libraries?)")
     return session
+
+
+ORT_WARNING, ORT_ERROR = 2, 3  # ONNX Runtime's log severities
+
+
+def ort_log_severity() -> int:
+    """ONNX Runtime's own log level: its warnings only with ``--debug``, else errors only.
+
+    Since 1.26 its Python binding looks for a plugin execution provider first whenever the
+    options name a ``device_id``, and warns on its process-wide default logger ("No registered
+    plugin EP device found for 'CUDAExecutionProvider' with device_id=0") before it creates the
+    built-in provider that then runs the model: an alarm about nothing. Whether a model really
+    runs on its provider is checked here (``open_session``) and said in one line of our own.
+    """
+    return ORT_WARNING if log.isEnabledFor(logging.DEBUG) else ORT_ERROR
 
 
 def _migraphx_cached(path, static_shapes, make):
