@@ -1,9 +1,11 @@
 """Shared fixtures: the sample call shipped in tests/data, and the real audio and models in
-../shared (or $WITNESS_SHARED_DIR): the dev set, pyannote's fixture arrays, the int8 export."""
+../shared (or $WITNESS_SHARED_DIR): the dev set, pyannote's fixture arrays, the int8 export;
+and Debian's Chromium for the html page's browser tests."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,11 +17,11 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("WITNESS_SHARED_DIR", REPO.parent / "shared"))
 
 
-def _need(path: Path) -> Path:
+def _need(path: Path, hint: str = "set WITNESS_SHARED_DIR to the shared folder") -> Path:
     """``path``, which CI must have (a missing one fails there); a user's checkout has no
-    ../shared, so there the tests that need it skip, saying what is missing."""
+    ../shared (or no Chromium), so there the tests that need it skip, saying what is missing."""
     if not path.exists():
-        message = f"missing test input {path} (set WITNESS_SHARED_DIR to the shared folder)"
+        message = f"missing test input {path} ({hint})"
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
@@ -35,6 +37,13 @@ def shared_dir() -> Path:
 def sample_call() -> Path:
     """Folder with sample.wav, sample.rttm, sample.stm (30 s real phone call), shipped in tests/data."""
     return REPO / "tests" / "data" / "sample-call"
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's Chromium (``apt-get install chromium``), which the html page is tested in;
+    `.ci/run` installs it under CI."""
+    return _need(Path(shutil.which("chromium") or "/usr/bin/chromium"), "apt-get install chromium")
 
 
 @pytest.fixture(scope="session")

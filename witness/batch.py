@@ -34,7 +34,7 @@ from witness.fileio import sha256_file
 from witness.flow import FileJob, FileResult
 from witness.manifest import MANIFEST_NAME, Manifest, ManifestRow
 from witness.progress import FileProgress, Progress
-from witness.writers import output_stems, write_outputs
+from witness.writers import PageSource, output_stems, write_outputs
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -69,6 +69,7 @@ class BatchOptions:
     force: bool = False  # redo files the manifest says are done; replace outputs it did not write
     jobs: int = 0  # files in flight (decoded audio held in shared memory); 0: from the plan
     retries: int = 1  # tries more for a file whose worker died of a signal
+    html_audio: str = "embed"  # an html page's audio: embed or link (witness.writers.PageSource)
 
 
 def settings_hash(settings: Settings, diarize: bool = True) -> str:
@@ -138,7 +139,7 @@ def run_batch(items: Sequence[BatchItem], out_dir: str | Path, settings: Setting
     from witness.orchestrate import Sources, run
 
     with Manifest(Path(out_dir) / MANIFEST_NAME) as manifest:
-        batch = _Batch(items, Path(out_dir), manifest, options.force, report)
+        batch = _Batch(items, Path(out_dir), manifest, options, report)
         todo = batch.triage()
         results = run(batch.jobs(todo), settings, Sources(turns=diarize), jobs=options.jobs or None,
                       retries=options.retries, progress=progress, model_progress=model_progress)
@@ -152,10 +153,10 @@ class _Batch:
     """Per-run bookkeeping: what the manifest says is done, the files on their way through
     the engines (with their size and hash), and the rows written so far."""
 
-    def __init__(self, items: Sequence[BatchItem], out_dir: Path, manifest: Manifest, force: bool,
+    def __init__(self, items: Sequence[BatchItem], out_dir: Path, manifest: Manifest, options: BatchOptions,
                  report: Callable[[ManifestRow], None] | None):
         self.items, self.out_dir, self.manifest = items, out_dir, manifest
-        self.force, self.report = force, report
+        self.force, self.html_audio, self.report = options.force, options.html_audio, report
         rows = manifest.rows()  # read once: a damaged line is warned about once
         self.previous = {row.input: row for row in rows}  # the last row of each input
         self.ours = {out for row in rows if row.status == "ok" for out in row.outputs}
@@ -224,7 +225,8 @@ class _Batch:
                       words=len(result.transcript.words), warning=result.transcript.empty_warning)
         with _signals_deferred():
             try:
-                write_outputs(result.transcript, [self.out_dir / out for out in item.outputs])
+                write_outputs(result.transcript, [self.out_dir / out for out in item.outputs],
+                              PageSource(Path(item.input), self.html_audio))
             except WitnessError as exc:
                 row = replace(row, status="failed", outputs=(), error=exc.message)
             self._record(row)

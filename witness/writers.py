@@ -1,6 +1,7 @@
-"""Transcript writers: txt (default), md, json, srt, vtt, rttm, tsv; and atomic output files.
+"""Transcript writers: txt (default), md, json, srt, vtt, rttm, tsv, html; and atomic output files.
 
-Each writer is a function ``Transcript -> str``. ``output_stems`` names files after the
+Each text writer is a function ``Transcript -> str``; html (``witness.page``) also needs the
+audio, which ``PageSource`` names, and ``render`` gives any format. ``output_stems`` names files after the
 inputs (``DIR/<stem>.<ext>``, the extension kept where two inputs share a stem),
 ``check_outputs_free`` refuses, before any work, to replace existing files unless told to
 or to use names the file system cannot hold, and ``write_outputs`` writes all of a file's
@@ -11,9 +12,9 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from witness.errors import InputError, UsageError, WitnessError
 from witness.fileio import name_max, write_together
@@ -143,6 +144,33 @@ WRITERS: dict[str, Callable[[Transcript], str]] = {
     "rttm": to_rttm,
     "tsv": to_tsv,
 }
+FORMATS = (*WRITERS, "html")
+HTML_AUDIO = ("embed", "link")
+
+
+@dataclass(frozen=True)
+class PageSource:
+    """Where an html output's audio comes from. ``file`` holds the audio's bytes (for
+    standard input, its temp copy); ``mode`` is ``embed`` (in the page) or ``link`` (a path
+    relative to the page); ``labels`` maps a shown speaker name back to the label the run
+    gave it (the inverse of ``--speaker-names``)."""
+
+    file: Path
+    mode: str = "embed"
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+def render(fmt: str, t: Transcript, page: PageSource | None = None, folder: Path | None = None) -> str:
+    """``t`` in format ``fmt``. An html page written into ``folder`` (None: the current
+    one) plays ``page``'s audio (default: the transcript's own file, embedded)."""
+    if fmt != "html":
+        return WRITERS[fmt](t)
+    from witness.page import to_html
+    from witness.page.audio import embedded, linked
+
+    page = page or PageSource(Path(t.audio.path))
+    audio = embedded(page.file) if page.mode == "embed" else linked(page.file, folder or Path.cwd())
+    return to_html(t, audio, page.labels)
 
 
 def output_stems(names: Sequence[str]) -> list[str]:
@@ -176,11 +204,12 @@ def check_outputs_free(paths: Sequence[Path], overwrite: bool) -> None:
         raise UsageError("already exists (pass --overwrite to replace it)", taken[0])
 
 
-def write_outputs(transcript: Transcript, paths: Sequence[Path]) -> list[Path]:
-    """Write each path (its extension picks the writer): all of them or none. Everything is
-    rendered first, then written together (``fileio.write_together``); WitnessError naming
-    the folder when the disk refuses (full, read-only), with nothing left behind."""
-    texts = [WRITERS[p.suffix[1:]](transcript) for p in paths]
+def write_outputs(transcript: Transcript, paths: Sequence[Path], page: PageSource | None = None) -> list[Path]:
+    """Write each path (its extension picks the format; an html page plays ``page``'s
+    audio): all of them or none. Everything is rendered first, then written together
+    (``fileio.write_together``); WitnessError naming the folder when the disk refuses
+    (full, read-only), with nothing left behind."""
+    texts = [render(p.suffix[1:], transcript, page, p.parent) for p in paths]
     try:
         write_together(list(zip(paths, texts)))
     except OSError as exc:

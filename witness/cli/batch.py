@@ -9,11 +9,11 @@ from pathlib import Path
 
 import click
 
-from witness.cli.options import apply_engine_options, config_option, engine_options, parse_formats
+from witness.cli.options import apply_engine_options, config_option, engine_options, html_audio_option, parse_formats
 from witness.cli.progress import ProgressView, enabled
 from witness.config import load_settings
 from witness.fileio import check_output_folder
-from witness.writers import WRITERS
+from witness.writers import FORMATS
 
 EXAMPLES = """
 \b
@@ -37,16 +37,17 @@ that cannot be written, or that another batch is writing to), 130 interrupted (C
 @click.option("-o", "--output-dir", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Where outputs go, in the inputs' folder structure, with the manifest.")
 @click.option("-f", "--format", "formats", callback=parse_formats, metavar="FMT[,FMT]",
-              help=f"Output formats: {', '.join(WRITERS)}. Default: the [output] formats of the config (txt,json).")
+              help=f"Output formats: {', '.join(FORMATS)}. Default: the [output] formats of the config (txt,json).")
 @click.option("-j", "--jobs", type=click.IntRange(1), metavar="N",
               help="Files in flight at once (their decoded audio is held in memory, ~230 MB per "
                    "hour). Default: 2 when the engines take turns, 3 side by side.")
 @click.option("--force", is_flag=True, help="Redo files already done, and replace outputs the batch did not write.")
 @click.option("-q", "--quiet", is_flag=True, help="Nothing on stderr but errors: no bar, no summary.")
+@html_audio_option
 @engine_options
 @config_option()
 @click.pass_context
-def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, config_file, no_diarize, **engine):
+def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, html_audio, config_file, no_diarize, **engine):
     """Transcribe every call in INPUTS (files, folders searched recursively for audio, globs)
     into OUTDIR, loading the models once.
 
@@ -67,7 +68,8 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, config_file, no_
     stopped_by = None
     try:
         with _sigterm_as_interrupt():
-            run_batch(items, output_dir, settings, not no_diarize, BatchOptions(force=force, jobs=jobs or 0),
+            options = BatchOptions(force=force, jobs=jobs or 0, html_audio=html_audio)
+            run_batch(items, output_dir, settings, not no_diarize, options,
                       report=view.row, progress=view.bar.file, model_progress=view.bar.model)
     except KeyboardInterrupt as exc:
         stopped_by = signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT

@@ -11,7 +11,7 @@ import click
 from witness.asr.ladder import ladder_help
 from witness.cli.progress import ProgressView, enabled
 from witness.errors import WitnessError
-from witness.writers import WRITERS, check_outputs_free, output_paths, output_stems
+from witness.writers import FORMATS, HTML_AUDIO, check_outputs_free, output_paths, output_stems
 
 if TYPE_CHECKING:
     from witness.transcript import Transcript
@@ -124,10 +124,23 @@ def parse_formats(ctx: click.Context, param: click.Parameter, value: str | None)
     if value is None:
         return None
     formats = tuple(dict.fromkeys(f.strip().lower() for f in value.split(",") if f.strip()))
-    unknown = [f for f in formats if f not in WRITERS]
+    unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
-        raise click.BadParameter(f"unknown format {', '.join(map(repr, unknown)) or repr(value)}; choose from {', '.join(WRITERS)}")
+        raise click.BadParameter(f"unknown format {', '.join(map(repr, unknown)) or repr(value)}; choose from {', '.join(FORMATS)}")
     return formats
+
+
+def html_audio_option(function):
+    """``--html-audio embed|link``, for the commands that write ``--format html``."""
+    from witness.page import keys_help
+
+    return click.option(
+        "--html-audio", type=click.Choice(HTML_AUDIO), default="embed", show_default=True,
+        help="How an html page plays its call: embed puts the audio in the page (one file that "
+             "plays anywhere; the original file when a browser plays it and it is at most 8 MB, "
+             "else Opus at 24 kb/s, ~11 MB an hour); link names the input by a path relative to "
+             "the page (a small page that needs the audio beside it; not for standard input). "
+             f"Keys in the page: {keys_help()}.")(function)
 
 
 def parse_speaker_names(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, str]:

@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 
 from witness.cli.options import (
-    apply_engine_options, config_option, engine_options, output_files, parse_formats, parse_speaker_names,
-    transcripts)
+    apply_engine_options, config_option, engine_options, html_audio_option, output_files, parse_formats,
+    parse_speaker_names, transcripts)
 from witness.cli.stdin import STDIN
 from witness.config import load_settings
-from witness.writers import WRITERS, write_outputs
+from witness.writers import FORMATS, PageSource, render, write_outputs
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +23,7 @@ Examples:
   witness call.wav --format srt > call.srt      one format on stdout
   witness calls/*.m4a -o out --format json,vtt  out/<name>.json, out/<name>.vtt
   witness call.wav --speaker-names SPEAKER_00=Diane,SPEAKER_01=Sheila
+  witness call.wav -o out --format html         out/call.html: click a word to hear it
   witness call.wav --model base.en --num-speakers 2
   witness call.wav --no-diarize                 timestamped text, no speakers
   witness -v call.wav --serial                  engines one after the other; -v says why/how
@@ -37,11 +38,12 @@ Examples:
 @click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Write DIR/<input name>.<ext> per format instead of printing.")
 @click.option("-f", "--format", "formats", callback=parse_formats, metavar="FMT[,FMT]",
-              help=f"Output formats: {', '.join(WRITERS)}. Default: txt on stdout; "
+              help=f"Output formats: {', '.join(FORMATS)}. Default: txt on stdout; "
                    "with -o the [output] formats of the config (txt,json).")
 @click.option("--overwrite", is_flag=True, help="Replace outputs that already exist (never done silently).")
 @click.option("--speaker-names", callback=parse_speaker_names, metavar="LABEL=NAME,…",
               help="Rename speakers in every output, e.g. SPEAKER_00=Diane,SPEAKER_01=Sheila.")
+@html_audio_option
 @engine_options
 @click.option("--words", "words_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Take words from this JSON (a witness transcript or a list of {start,end,text}) "
@@ -50,8 +52,8 @@ Examples:
               help="Take speaker turns from this RTTM instead of running diarization.")
 @config_option()
 @click.pass_context
-def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, words_file, turns_file, config_file,
-               no_diarize, **engine):
+def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, html_audio, words_file, turns_file,
+               config_file, no_diarize, **engine):
     """Transcribe FILES and say who spoke each word.
 
     Audio can be wav, flac, mp3, ogg/opus, m4a/aac, webm or anything FFmpeg reads; `-` is
@@ -63,13 +65,18 @@ def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, words_
     formats = formats or (settings.output.formats if output_dir else ("txt",))
     if output_dir is None and len(formats) > 1:
         raise click.BadParameter("several formats need -o DIR (stdout takes one)", param_hint="--format")
+    if "html" in formats and html_audio == "link" and any(str(f) == STDIN for f in files):
+        raise click.BadParameter("standard input (-) has no file a page could link to; use embed",
+                                 param_hint="--html-audio")
     from witness.orchestrate import Sources
 
     turns = turns_file or (not no_diarize and words_file is None)  # --words alone: words only, as given
     sources = Sources(words=words_file or True, turns=turns)
     outputs = output_files(files, output_dir, formats)
+    labels = {name: label for label, name in speaker_names.items()}
     for path, transcript in transcripts(ctx, files, settings, sources, outputs, overwrite):
-        _emit(_named(transcript, path, speaker_names), path, files, outputs.get(path), formats)
+        page = PageSource(Path(transcript.audio.path), html_audio, labels)
+        _emit(_named(transcript, path, speaker_names), path, files, outputs.get(path), formats, page)
 
 
 def _named(transcript, path: Path, names: dict[str, str]):
@@ -86,12 +93,12 @@ def _named(transcript, path: Path, names: dict[str, str]):
     return transcript.rename_speakers(names)
 
 
-def _emit(transcript, path: Path, files, paths: list[Path] | None, formats) -> None:
+def _emit(transcript, path: Path, files, paths: list[Path] | None, formats, page: PageSource) -> None:
     if transcript.empty_warning:
         click.echo(f"witness: {path}: {transcript.empty_warning}", err=True)
     if paths:
-        write_outputs(transcript, paths)
+        write_outputs(transcript, paths, page)
         return
     if len(files) > 1:
         click.echo(f"==> {path} <==")
-    click.echo(WRITERS[formats[0]](transcript), nl=False)
+    click.echo(render(formats[0], transcript, page), nl=False)
