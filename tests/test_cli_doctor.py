@@ -23,6 +23,8 @@ def test_doctor_reports_devices_models_and_the_plan(models_dir, monkeypatch):
     assert report["whisper_cpp"]["model"] == "tiny.en" and report["whisper_cpp"]["device"] == "cpu"
     assert any(f["name"] == "pyannote-seg3-int8.onnx" for f in report["models"][str(models_dir)])
     assert report["plan"]["mode"] in ("serial", "parallel") and report["plan"]["reasons"]
+    need = report["vram_need"]  # tiny.en and the default diarization models on a GPU, + 25%
+    assert need["total_gib"] == 1.71 and need["floor_gib"] == 2.2
 
 
 def test_doctor_says_which_diarization_models_a_run_would_use_and_warns_of_fallbacks(
@@ -46,6 +48,7 @@ def test_doctor_text_form(models_dir):
     result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu"])
     assert result.exit_code == 0
     assert "Plan: " in result.stdout and "whisper.cpp:" in result.stdout
+    assert "the plan asks 2.2 GiB free" in result.stdout
 
 
 def test_warmup_prepares_every_model(models_dir):

@@ -61,3 +61,43 @@ def test_threads_the_user_fixed_are_the_plans():
     plan = make_plan(BOTH_CPU, None, cores=16, fixed=ThreadSettings(whisper=3, onnx_per_model=4))
     assert (plan.whisper_threads, plan.onnx_threads_per_model, plan.onnx_threads) == (3, 4, 8)
     assert plan.reasons[-1] == "threads: whisper.cpp 3, ONNX Runtime 8 of 16 cores"
+
+
+def test_the_floor_is_what_the_chosen_models_need():
+    plan = make_plan(BOTH_GPU, 3 * GIB, cores=8, need_gib=2.2)
+    assert plan.mode == "parallel" and plan.vram_floor_gib == 2.2
+    assert "at least the 2.2 GiB floor (what the chosen models need" in plan.reasons[0]
+    assert make_plan(BOTH_GPU, 3 * GIB, cores=8, need_gib=6.7).mode == "serial"
+
+
+def test_unknown_need_keeps_the_default_floor_and_the_flag_wins():
+    plan = make_plan(BOTH_GPU, 3 * GIB, cores=8, need_gib=None)
+    assert plan.mode == "serial" and "under the 4 GiB floor (the default" in plan.reasons[0]
+    plan = make_plan(BOTH_GPU, 80 * GIB, 8, PlanOptions(min_free_vram_gib=1000), need_gib=2.2)
+    assert plan.mode == "serial" and "1000 GiB floor (--min-free-vram)" in plan.reasons[0]
+
+
+def test_no_floor_unless_both_engines_share_the_gpu():
+    assert make_plan(EngineDevices(asr_gpu=True), 1 * GIB, cores=8, need_gib=2.2).vram_floor_gib is None
+
+
+@pytest.mark.parametrize("model, free_gib, mode", [("tiny.en", 3, "parallel"), ("large-v3", 3, "serial"),
+                                                   ("large-v3", 8, "parallel"), ("my-import", 3, "serial")])
+def test_the_plan_asks_what_the_chosen_whisper_model_needs(model, free_gib, mode):
+    """The orchestrator's plan with injected probes: an H100-like GPU with ``free_gib`` free,
+    whisper.cpp on Vulkan and both ONNX models on CUDA (an unknown model: the 4 GiB default)."""
+    from dataclasses import replace
+
+    from witness.accel.providers import CUDA, ProviderChoice
+    from witness.accel.vram import GpuMemory
+    from witness.accel.vram_need import estimate
+    from witness.config import Settings
+    from witness.orchestrate import Devices, plan_for
+
+    devices = Devices("vulkan", ProviderChoice("segmentation", CUDA, "test"), ProviderChoice("embedding", CUDA, "test"),
+                      (GpuMemory(0, "nvidia", "NVIDIA H100", 80 * GIB, free_gib * GIB),))
+    settings = Settings()
+    plan = plan_for(replace(settings, asr=replace(settings.asr, model=model)), devices)
+    assert plan.mode == mode
+    expected = estimate(model, decoders=5)  # the default best-of 5: five self-attention caches
+    assert plan.vram_floor_gib == (expected.floor_gib if expected else 4.0)

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Iterator
 
 from witness.accel.providers import ProviderChoice, available_providers, choose_provider
 from witness.accel.vram import GpuMemory, free_vram, probe_gpus
+from witness.accel.vram_need import VramNeed, estimate
 from witness.asr.backend import gpu_backend_libraries
 from witness.audio import SAMPLE_RATE
 from witness.config import Settings
@@ -73,8 +74,19 @@ def find_devices(settings: Settings, gpus: tuple[GpuMemory, ...] | None = None,
 
 def plan_for(settings: Settings, devices: Devices) -> Plan:
     fixed = ThreadSettings(settings.whisper.threads, settings.diarization.threads)
+    need = vram_need(settings, devices)
     return make_plan(devices.for_plan(), free_vram(devices.gpus, settings.whisper.gpu_device),
-                     os.cpu_count() or 1, settings.plan, fixed)
+                     os.cpu_count() or 1, settings.plan, fixed, need.floor_gib if need else None)
+
+
+def vram_need(settings: Settings, devices: Devices) -> VramNeed | None:
+    """What the chosen models need on a GPU side by side (None: the Whisper model's size is
+    unknown). With no diarization model on a GPU provider (a CPU machine) both count, as a
+    GPU would run them; with one there (segmentation stays on the CPU under MIGraphX) only it."""
+    d, w = settings.diarization, settings.whisper
+    seg, emb = devices.segmentation.on_gpu, devices.embedding.on_gpu
+    return estimate(settings.asr.model, d.segmentation, d.embedding, d.embedding_batch_size,
+                    max(w.beam_size, w.best_of), seg or not emb, emb or not seg)
 
 
 # What each engine's worker runs (tests wrap these, e.g. to kill a worker mid-job).

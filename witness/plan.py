@@ -16,7 +16,7 @@ class PlanOptions:
     """``[plan]`` settings."""
 
     mode: str = "auto"  # "auto", "parallel" or "serial" (--parallel / --serial)
-    min_free_vram_gib: float = 4.0  # below this much free VRAM the engines take turns
+    min_free_vram_gib: float = 0.0  # below this much free VRAM the engines take turns; 0: what the models need
     unknown_vram: str = "serial"  # what to do when free VRAM cannot be read
     cpu_parallel_min_cores: int = 4  # both engines on the CPU: side by side only from this many cores
     threads: int = 0  # CPU threads in all (0: every core)
@@ -50,6 +50,7 @@ class Plan:
     whisper_threads: int
     onnx_threads_per_model: int
     free_vram_gib: float | None = None
+    vram_floor_gib: float | None = None  # the free VRAM side by side asks for (None: no GPU pair)
 
     @property
     def onnx_threads(self) -> int:
@@ -58,35 +59,50 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "reasons": list(self.reasons), "whisper_threads": self.whisper_threads,
-                "onnx_threads": self.onnx_threads, "free_vram_gib": self.free_vram_gib}
+                "onnx_threads": self.onnx_threads, "free_vram_gib": self.free_vram_gib,
+                "vram_floor_gib": self.vram_floor_gib}
+
+
+DEFAULT_FLOOR_GIB = 4.0  # free VRAM side by side asks for when what the models need is unknown
 
 
 def make_plan(devices: EngineDevices, free_vram: int | None, cores: int, options: PlanOptions = PlanOptions(),
-              fixed: ThreadSettings = ThreadSettings()) -> Plan:
+              fixed: ThreadSettings = ThreadSettings(), need_gib: float | None = None) -> Plan:
     """Decide parallel or serial (with reasons) and split the CPU threads between the engines
-    (``fixed`` counts are taken as they are)."""
+    (``fixed`` counts are taken as they are). ``need_gib``: free VRAM the chosen models need
+    side by side, margin included (``witness.accel.vram_need``); None when unknown."""
     cores = max(1, options.threads or cores)
-    mode, reasons = _mode(devices, free_vram, cores, options)
+    floor = vram_floor(options, need_gib) if devices.asr_gpu and devices.diarization_gpu else None
+    mode, reasons = _mode(devices, free_vram, cores, options, floor)
     per_model = fixed.onnx_per_model or ONNX_THREADS_PER_MODEL
     whisper_threads = fixed.whisper or _whisper_threads(mode, devices.asr_gpu, cores, DIARIZATION_STAGES * per_model)
     reasons.append(f"threads: whisper.cpp {whisper_threads}, ONNX Runtime {DIARIZATION_STAGES * per_model} "
                    f"of {cores} cores")
     vram = None if free_vram is None else round(free_vram / GIB, 2)
-    return Plan(mode, tuple(reasons), whisper_threads, per_model, vram)
+    return Plan(mode, tuple(reasons), whisper_threads, per_model, vram, floor[0] if floor else None)
 
 
-def _mode(devices: EngineDevices, free_vram: int | None, cores: int, options: PlanOptions) -> tuple[str, list[str]]:
+def vram_floor(options: PlanOptions, need_gib: float | None) -> tuple[float, str]:
+    """(GiB of free VRAM side by side asks for, where that figure comes from)."""
+    if options.min_free_vram_gib > 0:
+        return options.min_free_vram_gib, "--min-free-vram"
+    if need_gib is not None:
+        return need_gib, "what the chosen models need, see witness doctor"
+    return DEFAULT_FLOOR_GIB, "the default: what the models need is unknown"
+
+
+def _mode(devices: EngineDevices, free_vram: int | None, cores: int, options: PlanOptions,
+          floor: tuple[float, str] | None) -> tuple[str, list[str]]:
     if options.mode in ("serial", "parallel"):
         return options.mode, [f"--{options.mode} asked for"]
-    both_gpu = devices.asr_gpu and devices.diarization_gpu
-    if both_gpu:
-        floor = options.min_free_vram_gib
+    if floor is not None:  # both engines on the GPU
         if free_vram is None:
             return options.unknown_vram, [f"free VRAM unknown: {options.unknown_vram} (the [plan] unknown_vram setting)"]
-        gib = free_vram / GIB
-        if gib < floor:
-            return "serial", [f"free VRAM {gib:.1f} GiB is under the {floor:g} GiB floor: the engines take turns"]
-        return "parallel", [f"free VRAM {gib:.1f} GiB is at least the {floor:g} GiB floor: both engines on the GPU at once"]
+        gib, (need, why) = free_vram / GIB, floor
+        if gib < need:
+            return "serial", [f"free VRAM {gib:.1f} GiB is under the {need:g} GiB floor ({why}): the engines take turns"]
+        return "parallel", [f"free VRAM {gib:.1f} GiB is at least the {need:g} GiB floor ({why}): both engines on "
+                            "the GPU at once"]
     if devices.asr_gpu or devices.diarization_gpu:
         return "parallel", ["one engine on the GPU, the other on the CPU: they do not compete"]
     if cores < options.cpu_parallel_min_cores:

