@@ -6,16 +6,16 @@ from witness.errors import InputError
 
 
 def summing_engine(scale: float):
-    def run(samples, progress):
+    def run(audio, progress):
         progress("sum", 0, 1)
         progress("sum", 1, 1)
-        return float(samples.sum()) * scale
+        return float(audio.open().sum()) * scale
 
     return run
 
 
 def refusing_engine():
-    def run(samples, progress):
+    def run(audio, progress):
         raise InputError("too quiet to transcribe")
 
     return run
@@ -25,7 +25,7 @@ def sleeping_engine(seconds: float):
     """Works ``seconds`` per job and says when: (start, end) on time.time()'s clock."""
     import time
 
-    def run(samples, progress):
+    def run(audio, progress):
         start = time.time()
         time.sleep(seconds)
         return start, time.time()
@@ -42,12 +42,12 @@ def crashing_engine(factory, on_job: int, *args):
     engine = factory(*args)
     jobs = 0
 
-    def run(samples, progress):
+    def run(audio, progress):
         nonlocal jobs
         jobs += 1
         if not on_job or jobs == on_job:
             os.kill(os.getpid(), signal.SIGKILL)
-        return engine(samples, progress)
+        return engine(audio, progress)
 
     return run
 

@@ -73,17 +73,30 @@ def load_audio(path: str | Path, keep_channels: bool = False) -> Audio:
     return Audio(samples=mono, info=info, channel_samples=channels)
 
 
-def decode_to_file(path: str | Path, dest: str | Path) -> tuple[AudioInfo, int]:
+def decode_to_file(path: str | Path, dest: str | Path,
+                   stereo_dest: str | Path | None = None) -> tuple[AudioInfo, int]:
     """Decode ``path`` to 16 kHz mono float32 written straight into ``dest`` (raw samples),
     so even a 3-hour file never sits in this process's memory; returns (info, samples).
+    With ``stereo_dest``, a two-channel file's channels are also written there, interleaved
+    ((samples, 2) float32: ``stereo_view`` reads them); other files leave it empty.
     Same checks and errors as ``load_audio``."""
-    with open(dest, "wb") as out:
-        info, sink = _decode_into(Path(path), lambda info: _FileSink(out))
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(open(dest, "wb"))
+        both = None if stereo_dest is None else files.enter_context(open(stereo_dest, "wb"))
+        info, sink = _decode_into(Path(path), lambda info: _FileSink(out, both if info.channels == 2 else None))
     if sink.loud:
         samples = np.memmap(dest, dtype=np.float32, mode="r+")
-        _fit_range(Path(path), sink.loud, samples)
-        samples.flush()
+        channels = [stereo_view(stereo_dest, sink.length, writable=True)] if sink.stereo is not None else []
+        _fit_range(Path(path), sink.loud, samples, *channels)
+        for array in (samples, *channels):
+            array.flush()
     return info, sink.length
+
+
+def stereo_view(path: str | Path, length: int, writable: bool = False) -> np.ndarray:
+    """The two channels ``decode_to_file`` wrote to ``path``: a (2, length) float32 view of
+    the interleaved file (mapped, not read)."""
+    return np.memmap(path, dtype=np.float32, mode="r+" if writable else "r", shape=(length, 2)).T
 
 
 def probe(path: str | Path) -> AudioInfo:
@@ -244,16 +257,20 @@ def _fit_range(path: Path, loud: int, mono: np.ndarray, *others: np.ndarray) -> 
 
 
 class _FileSink:
-    """Mono samples appended to an open binary file as raw float32."""
+    """Mono samples appended to an open binary file as raw float32 (and, with ``stereo``,
+    a two-channel file's channels, interleaved, to another)."""
 
-    def __init__(self, out):
+    def __init__(self, out, stereo=None):
         self.out = out
+        self.stereo = stereo
         self.length = 0
         self.bad_values = 0
         self.loud = 0
 
     def append(self, block: np.ndarray) -> None:
         block.mean(axis=0, dtype=np.float32).tofile(self.out)
+        if self.stereo is not None:
+            np.ascontiguousarray(block[:2].T).tofile(self.stereo)
         self.length += block.shape[1]
 
 

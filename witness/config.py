@@ -43,6 +43,7 @@ class DiarizationSettings:
     segmentation_device: str = "auto"  # auto | cpu | cuda | migraphx | rocm | coreml
     embedding_device: str = "auto"
     threshold: float = 0.0  # AHC distance cut; 0: the embedding model's tuned value
+    channels: str = "auto"  # auto (a stereo call with one party per channel: speakers from the channels) | mix | split
 
 
 @dataclass(frozen=True)

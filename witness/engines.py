@@ -1,19 +1,18 @@
 """The two engines as worker jobs: built once from a picklable job, then called per file.
 
 ``asr_engine(job)`` and ``diarization_engine(job)`` run inside worker processes
-(``witness.workers``); each returns a callable ``(samples, progress) -> output`` whose output
+(``witness.workers``); each returns a callable ``(audio: SharedAudio, progress) -> output`` whose output
 is a small frozen dataclass that crosses the process boundary.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
-
-import numpy as np
 
 from witness.accel.providers import ProviderChoice, short_name
 from witness.asr.options import WhisperOptions
@@ -25,7 +24,9 @@ if TYPE_CHECKING:
     from witness.diarize.pipeline import DiarizationOutput, Diarizer
     from witness.models.diarization_choice import DiarizationModels
     from witness.models.whisper_models import ResolvedModel
+    from witness.workers import SharedAudio
 
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class DiarizationJob:
     embedding: ProviderChoice | None = None
     segmentation_threads: int = 1
     embedding_threads: int = 1
+    channel_vad: str | None = None  # Silero VAD's file: a stereo call's speakers may come from its channels
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class TurnsResult:
     seconds: float
 
 
-def asr_engine(job: AsrJob) -> Callable[[np.ndarray, Progress | None], WordsResult]:
+def asr_engine(job: AsrJob) -> Callable[[SharedAudio, Progress | None], WordsResult]:
     """Load the Whisper model once; the returned callable transcribes one file's samples."""
     # whisper.cpp's OpenMP threads spin while they wait; beside diarization or any other
     # load that made a 60 s file take 88 s instead of 5 s on 2 cores (passive: they sleep).
@@ -93,9 +95,9 @@ def asr_engine(job: AsrJob) -> Callable[[np.ndarray, Progress | None], WordsResu
         "threads": job.options.effective_threads,
     }
 
-    def run(samples: np.ndarray, progress: Progress | None = None) -> WordsResult:
+    def run(audio: SharedAudio, progress: Progress | None = None) -> WordsResult:
         start = time.perf_counter()
-        result = engine.transcribe(samples, progress)
+        result = engine.transcribe(audio.open(), progress)
         return WordsResult(result.words, result.language, {**info, "language": result.language, **result.stats},
                          time.perf_counter() - start)
 
@@ -137,15 +139,45 @@ def diarization_info(diarizer: Diarizer, out: DiarizationOutput, providers: dict
     return info
 
 
-def diarization_engine(job: DiarizationJob) -> Callable[[np.ndarray, Progress | None], TurnsResult]:
-    """Open the models once; the returned callable diarizes one file's samples."""
+def diarization_engine(job: DiarizationJob) -> Callable[[SharedAudio, Progress | None], TurnsResult]:
+    """Open the models once; the returned callable diarizes one file's samples, or, for a
+    stereo call with one party per channel (``settings.channels``), takes its speakers from
+    the channels (``witness.diarize.channels``; the transcript's ``method`` says which)."""
     diarizer, bounds = build_diarizer(job)
     providers = {role: short_name(p) for role, p in diarizer.open_sessions().items()}  # after any fallback
+    channels = _channel_splitter(job, diarizer)
 
-    def run(samples: np.ndarray, progress: Progress | None = None) -> TurnsResult:
+    def run(audio: SharedAudio, progress: Progress | None = None) -> TurnsResult:
         start = time.perf_counter()
-        out = diarizer.run(samples, bounds, progress)
-        info = diarization_info(diarizer, out, providers)
+        stereo = audio.open_stereo() if channels is not None else None
+        evidence, split = channels(stereo) if stereo is not None else (None, None)
+        if evidence is not None:
+            log.info("stereo: %s (%s)", "speakers from the channels" if split else "diarized from the mix",
+                     evidence.reason)
+        if split is not None:
+            info = {"method": "channels", "channels": evidence.to_dict(), "speakers_found": 2}
+            seconds = time.perf_counter() - start
+            return TurnsResult(split.turns, split.exclusive_turns, info, {"channels": seconds}, seconds)
+        out = diarizer.run(audio.open(), bounds, progress)
+        info = {"method": "model", **diarization_info(diarizer, out, providers)}
+        if evidence is not None:
+            info["channels"] = evidence.to_dict()
         return TurnsResult(out.turns, out.exclusive_turns, info, dict(out.timings), time.perf_counter() - start)
 
     return run
+
+
+def _channel_splitter(job: DiarizationJob, diarizer: Diarizer):
+    """``stereo (2, n) -> (evidence, ChannelTurns or None)`` for ``job``'s channels mode, or
+    None when stereo files are diarized from the mix ("mix", or no VAD resolved)."""
+    if job.settings.channels == "mix" or job.channel_vad is None:
+        return None
+    from functools import partial
+
+    from witness.diarize.channels import diarize_channels, same_voice_share
+    from witness.diarize.onnx_session import CPU
+    from witness.diarize.vad import SileroVad
+
+    vad = SileroVad(job.channel_vad, CPU, threads=job.segmentation_threads)
+    return partial(diarize_channels, vad=vad, mode=job.settings.channels,
+                   voice_share=partial(same_voice_share, diarizer.embedder))

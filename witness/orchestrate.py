@@ -25,6 +25,8 @@ from witness.accel.vram_need import VramNeed, estimate
 from witness.asr.backend import gpu_backend_libraries
 from witness.audio import SAMPLE_RATE
 from witness.config import Settings
+from witness.errors import InputError
+from witness.diarize.channels import MODES as CHANNEL_MODES
 from witness.engines import AsrJob, DiarizationJob, TurnsResult, WordsResult, asr_engine, diarization_engine
 from witness.flow import FileJob, FileResult, Flow, default_jobs
 from witness.merge import exclusive_turns
@@ -97,7 +99,8 @@ def resolve_models(settings: Settings, names: Iterable[str], progress: Progress 
     """The models of each engine in ``names``, resolved in this process (before any worker
     starts): found, downloaded or converted (``progress`` reports it), or ModelError under
     ``--offline``. "asr": a ``ResolvedModel``; "asr_vad": the Silero VAD that gates it (when
-    ``whisper.speech_gate``); "diarization": a ``DiarizationModels``."""
+    ``whisper.speech_gate``); "diarization": a ``DiarizationModels``; "channel_vad": the
+    Silero VAD that finds each party's speech in a stereo call (unless ``channels`` is "mix")."""
     models_dir, offline = settings.models.dir or None, settings.models.offline
     models: dict[str, Any] = {}
     if "asr" in names:
@@ -111,6 +114,10 @@ def resolve_models(settings: Settings, names: Iterable[str], progress: Progress 
 
         models["diarization"] = choose_models(settings.diarization.embedding, models_dir, offline, progress,
                                               segmentation=settings.diarization.segmentation)
+        if settings.diarization.channels != "mix":
+            from witness.models.whisper_models import resolve_vad
+
+            models["channel_vad"] = str(resolve_vad(models_dir, offline=offline, progress=progress))
     return models
 
 
@@ -123,7 +130,7 @@ def worker_jobs(settings: Settings, devices: Devices, plan: Plan, models: dict[s
     if "diarization" in models:
         threads = plan.onnx_threads_per_model
         jobs["diarization"] = DiarizationJob(settings.diarization, models["diarization"], devices.segmentation,
-                                             devices.embedding, threads, threads)
+                                             devices.embedding, threads, threads, models.get("channel_vad"))
     return jobs
 
 
@@ -186,6 +193,9 @@ class Orchestrator:
 
     def __init__(self, settings: Settings, sources: Sources = Sources(), devices: Devices | None = None,
                  model_progress: Progress | None = None):
+        if settings.diarization.channels not in CHANNEL_MODES:
+            raise InputError(f"[diarization] channels = {settings.diarization.channels!r}: choose from "
+                             f"{', '.join(CHANNEL_MODES)}")
         self.settings = settings
         self.sources = sources
         if sources.engines:
@@ -212,7 +222,8 @@ class Orchestrator:
     def decode(self, path: str, sha256: str = "") -> tuple[AudioMeta, SharedAudio]:
         """``path`` decoded into shared memory (/dev/shm when there is one); InputError for
         bad audio. ``sha256`` of the file when the caller has it (else computed)."""
-        info, audio = SharedAudio.decode(path)
+        stereo = self.sources.turns is True and self.settings.diarization.channels != "mix"
+        info, audio = SharedAudio.decode(path, stereo=stereo)
         return audio_meta(info, audio.length, sha256), audio
 
     def given(self, path: str) -> dict[str, Any]:

@@ -43,10 +43,12 @@ class WorkerDied(WitnessError):
 @dataclass(frozen=True)
 class SharedAudio:
     """A read-only view of decoded samples that any process can map: (length,) float32,
-    in a file made and reaped by ``witness.shm``."""
+    in a file made and reaped by ``witness.shm``; for a two-channel file decoded with
+    ``stereo``, its channels too (``stereo_path``: (length, 2) float32 interleaved)."""
 
     path: str
     length: int
+    stereo_path: str | None = None
 
     @classmethod
     def create(cls, samples: np.ndarray) -> "SharedAudio":
@@ -56,26 +58,41 @@ class SharedAudio:
         return cls(path, int(len(samples)))
 
     @classmethod
-    def decode(cls, source: str | Path) -> tuple[AudioInfo, "SharedAudio"]:
+    def decode(cls, source: str | Path, stereo: bool = False) -> tuple[AudioInfo, "SharedAudio"]:
         """``source`` decoded straight into shared memory (it is never whole in this
-        process); InputError for bad audio, and nothing left behind."""
+        process); InputError for bad audio, and nothing left behind. ``stereo``: keep a
+        two-channel file's channels as well (a call may have one party per channel)."""
         from witness.audio import decode_to_file
 
-        path = shm.new_file()
+        paths = [shm.new_file()] + ([shm.new_file()] if stereo else [])
         try:
-            info, length = decode_to_file(source, path)
+            info, length = decode_to_file(source, *paths)
         except BaseException:
-            shm.remove(path)
+            for path in paths:
+                shm.remove(path)
             raise
-        return info, cls(path, length)
+        if stereo and info.channels != 2:
+            shm.remove(paths.pop())
+        return info, cls(paths[0], length, paths[1] if len(paths) > 1 else None)
 
     def open(self) -> np.ndarray:
+        """The mono mix: (length,) float32."""
         if self.length == 0:
             return np.zeros(0, dtype=np.float32)
         return np.memmap(self.path, dtype=np.float32, mode="r", shape=(self.length,))
 
+    def open_stereo(self) -> np.ndarray | None:
+        """The two channels, (2, length) float32, when they were kept; else None."""
+        if self.stereo_path is None or self.length == 0:
+            return None
+        from witness.audio import stereo_view
+
+        return stereo_view(self.stereo_path, self.length)
+
     def unlink(self) -> None:
         shm.remove(self.path)
+        if self.stereo_path is not None:
+            shm.remove(self.stereo_path)
 
 
 @dataclass(frozen=True)
@@ -97,7 +114,7 @@ class Event:
 
 class Worker:
     """One long-lived engine process: ``factory(*args)`` builds the engine (a callable
-    ``engine(samples, progress) -> result``) once; ``submit`` queues jobs (served in order),
+    ``engine(audio: SharedAudio, progress) -> result``) once; ``submit`` queues jobs (served in order),
     ``next_event`` reads what the worker says, ``run(job)`` does both for one job."""
 
     def __init__(self, name: str, factory: Callable[..., Any], args: tuple = ()):
@@ -232,7 +249,7 @@ def _answer_jobs(name: str, factory: Callable[..., Any], args: tuple, inbox, eve
         try:
             if engine is None:
                 engine = factory(*args)
-            result = engine(job.audio.open(), lambda *p: events.send(Event("progress", job.key, p)))
+            result = engine(job.audio, lambda *p: events.send(Event("progress", job.key, p)))
             events.send(Event("done", job.key, result))
         except (BrokenPipeError, ConnectionResetError):
             raise

@@ -124,7 +124,10 @@ def to_rttm(t: Transcript) -> str:
     turns: Sequence[Turn] = t.turns or exclusive_turns(
         [Turn(u.start, u.end, u.speaker) for u in t.utterances if u.speaker is not None]
     )
-    return format_rttm(turns, Path(t.audio.path).stem)
+    text = format_rttm(turns, Path(t.audio.path).stem)
+    if t.engines.get("diarization", {}).get("method") == "channels":
+        return ";; speakers from the stereo channels (one party per channel), not a diarization model\n" + text
+    return text
 
 
 def to_tsv(t: Transcript) -> str:

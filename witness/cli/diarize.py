@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from witness.cli.options import (
-    DEVICES, check_device, check_models_dir, check_speaker_bounds, config_option, output_files, transcripts)
+    DEVICES, channels_option, check_device, check_models_dir, check_speaker_bounds, config_option, output_files,
+    transcripts)
 from witness.config import DiarizationSettings, load_settings
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ Examples:
   witness diarize call.wav --embedding ge2e       force the GE2E encoder
   witness diarize call.wav --models-dir ~/models  look for model files there first
   witness diarize call.wav --device cpu           keep the models off the GPU
+  witness diarize stereo-call.wav --channels split  one speaker per channel
 """
 
 
@@ -60,6 +62,7 @@ def _positive(ctx: click.Context, param: click.Parameter, value):
 @click.option("--embedding", type=click.Choice(("auto", "campplus", "ge2e", "wespeaker")),
               help="Speaker embeddings: auto (default) = 3D-Speaker CAM++, fetched once; ge2e = "
                    "lighter and weaker; wespeaker = downloaded from its hub. E.g. --embedding ge2e.")
+@channels_option()
 @click.option("--models-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Folder searched first for model files, e.g. --models-dir ~/witness-models "
                    "(then $WITNESS_MODELS_DIR, then ~/.cache/witness/models).")
@@ -74,7 +77,7 @@ def _positive(ctx: click.Context, param: click.Parameter, value):
 @config_option("A TOML file of settings ([diarization] in config/default.toml).")
 @click.pass_context
 def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speakers, step, segmentation,
-            embedding, models_dir, threads, device, overwrite, config_file):
+            embedding, channels, models_dir, threads, device, overwrite, config_file):
     """Find who speaks when in FILES (speaker diarization, no transcription).
 
     Prints RTTM to stdout by default. Each file is done on its own: a bad file is reported in
@@ -84,8 +87,8 @@ def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speaker
     loaded = load_settings(config_file)
     settings = replace(loaded, diarization=_settings(
         loaded.diarization, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers,
-        step=step, segmentation=segmentation, embedding=embedding, threads=threads, segmentation_device=device,
-        embedding_device=device))
+        step=step, segmentation=segmentation, embedding=embedding, channels=channels, threads=threads,
+        segmentation_device=device, embedding_device=device))
     if models_dir is not None:
         settings = replace(settings, models=replace(settings.models, dir=str(models_dir)))
     if output_dir is None and fmt == "json" and len(files) > 1:
@@ -110,8 +113,11 @@ def _run(ctx, files, settings, fmt: str, output_dir: Path | None, overwrite: boo
     outputs = output_files(files, output_dir, [fmt])
     for path, t in transcripts(ctx, files, settings, Sources(words=False, turns=True), outputs, overwrite):
         info = t.engines["diarization"]
-        log.info("%s: %d speakers (%s path, %s embeddings, on %s)", path, len(t.speakers), info["path"],
-                 info["embedding"], info.get("providers"))
+        if info.get("method") == "channels":
+            log.info("%s: %d speakers, one per channel", path, len(t.speakers))
+        else:
+            log.info("%s: %d speakers (%s path, %s embeddings, on %s)", path, len(t.speakers), info["path"],
+                     info["embedding"], info.get("providers"))
         if not t.turns:
             click.echo(f"witness: {path}: no speech found: no speaker was heard (silence, music, or speech "
                        "too quiet for the segmentation model)", err=True)

@@ -155,6 +155,16 @@ def parse_speaker_names(ctx: click.Context, param: click.Parameter, value: str |
     return names
 
 
+def channels_option():
+    """``--channels``: where a stereo call's speakers come from (transcribe, batch, diarize)."""
+    return click.option(
+        "--channels", type=click.Choice(["auto", "mix", "split"]),
+        help="Stereo calls: auto (default) takes the speakers from the channels when each channel "
+             "holds one party (a call recorder's layout; the record says why), else diarizes the mix; "
+             "split always gives each channel its own speaker (CHANNEL_1, CHANNEL_2: rename with "
+             "--speaker-names CHANNEL_1=Caller); mix always diarizes the mono mix.")
+
+
 def engine_options(function):
     """The options transcribe and batch share: models, devices, plan, speakers."""
     decorators = [
@@ -175,6 +185,7 @@ def engine_options(function):
         click.option("--embedding", type=click.Choice(["auto", "campplus", "ge2e", "wespeaker"]),
                      help="Speaker embeddings: auto (default) = 3D-Speaker CAM++, fetched once; ge2e = "
                           "lighter and weaker; wespeaker = downloaded from its hub. E.g. --embedding ge2e."),
+        channels_option(),
         click.option("--device", type=click.Choice(DEVICES),
                      help="Where the engines run: auto (default) takes the best GPU path each engine "
                           "has; cpu keeps both on the CPU; an ONNX Runtime provider name forces it "
@@ -197,7 +208,7 @@ def engine_options(function):
 
 def apply_engine_options(settings, model=None, language=None, num_speakers=None, min_speakers=None,
                          max_speakers=None, device=None, serial=None, min_free_vram=None, threads=None,
-                         models_dir=None, offline=None, segmentation=None, embedding=None, **_):
+                         models_dir=None, offline=None, segmentation=None, embedding=None, channels=None, **_):
     """``settings`` with the engine options given on the command line."""
     from dataclasses import replace
 
@@ -208,7 +219,7 @@ def apply_engine_options(settings, model=None, language=None, num_speakers=None,
         s = replace(s, whisper=replace(s.whisper, language=language))
     diar = {k: v for k, v in (("num_speakers", num_speakers), ("min_speakers", min_speakers),
                               ("max_speakers", max_speakers), ("segmentation", segmentation),
-                              ("embedding", embedding)) if v is not None}
+                              ("embedding", embedding), ("channels", channels)) if v is not None}
     if device:
         diar.update(segmentation_device=device, embedding_device=device)
         if device == "cpu":

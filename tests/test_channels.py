@@ -1,0 +1,123 @@
+"""Stereo calls with one party per channel (witness.diarize.channels), on real audio with the
+real Silero VAD and CAM++: calls built from the dev set's single-speaker pieces with bleed at
+-20 dB and a delay (scripts/stereo_cases.py) are split with DER under 2 %; a channel holding
+two voices, a dual-mono file and a mono file stay on the diarization path; and the CLI
+records which way the speakers were found."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from witness.cli import main
+from witness.diarize.channels import StereoCall, diarize_channels, same_voice_share
+from witness.diarize.vad import SileroVad
+from witness.evaluate import diarization_error
+from witness.rttm import parse_rttm
+
+
+def run(*args: object):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def vad(models_dir) -> SileroVad:
+    from witness.models.whisper_models import resolve_vad
+
+    return SileroVad(resolve_vad(models_dir))
+
+
+@pytest.fixture(scope="module")
+def voice_share(campplus_onnx):
+    from witness.diarize.embedding import CamPlusPlusEmbedder
+
+    return partial(same_voice_share, CamPlusPlusEmbedder(campplus_onnx))
+
+
+@pytest.fixture(scope="module")
+def calls(shared_dir, vad):
+    from scripts.stereo_cases import stereo_calls
+
+    return stereo_calls(vad)
+
+
+@pytest.fixture(scope="module")
+def stereo_wav(calls, tmp_path_factory):
+    return calls[0].write(tmp_path_factory.mktemp("stereo") / "call.wav")
+
+
+def test_split_calls_are_found_and_their_turns_are_exact(calls, vad, voice_share):
+    for call in calls:
+        evidence, split = diarize_channels(call.channels, vad, "auto", voice_share)
+        assert evidence.split, (call.name, evidence)
+        assert evidence.correlation < 0.1 and min(evidence.leads) > 0.1
+        result = diarization_error(list(call.reference), list(split.turns), collar=0.0)
+        assert result.der < 0.02, (call.name, result)
+        assert result.confusion < 0.005 * result.total  # only where both talk at once
+        assert {t.speaker for t in split.exclusive_turns} == {"CHANNEL_1", "CHANNEL_2"}
+
+
+def test_a_channel_holding_two_voices_is_not_split(shared_dir, vad, voice_share):
+    from scripts.stereo_cases import shared_channel_calls
+
+    for call in shared_channel_calls(vad):
+        evidence, split = diarize_channels(call.channels, vad, "auto", voice_share)
+        assert split is None and "several voices" in evidence.reason, (call.name, evidence)
+
+
+def test_bleed_alone_makes_no_turns(calls, vad):
+    """Channel 2 carries nothing but channel 1's bleed (-20 dB, 40 ms late): no turn."""
+    own = calls[0].channels[0]
+    lag = 640
+    bleed = np.zeros_like(own)
+    bleed[lag:] = own[:-lag] * np.float32(0.1)
+    channels = np.stack([own, bleed])
+    call = StereoCall(channels, np.stack([vad.probabilities(c) for c in channels]))
+    assert vad.speech_regions(bleed), "the bleed alone is loud enough to be heard as speech"
+    assert call.speech_regions(1) == []
+    assert call.inspect().split is False and "almost no speech" in call.inspect().reason
+
+
+def test_diarize_on_a_stereo_call_takes_the_channels(stereo_wav, models_dir, tmp_path):
+    result = run("diarize", stereo_wav, "--models-dir", models_dir)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith(";; speakers from the stereo channels")
+    assert {t.speaker for t in parse_rttm(result.stdout)["call"]} == {"CHANNEL_1", "CHANNEL_2"}
+    out = tmp_path / "out"
+    result = run("diarize", stereo_wav, "--models-dir", models_dir, "--format", "json", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    info = json.loads((out / "call.json").read_text())["engines"]["diarization"]
+    assert info["method"] == "channels" and info["channels"]["split"] is True
+    assert set(info["channels"]) == {"correlation", "separated", "leads", "one_voice", "split", "reason"}
+
+
+def test_mono_and_dual_mono_stay_on_the_diarization_path(sample_call, sample_audio, models_dir, tmp_path):
+    from scripts.stereo_cases import StereoCall as Built
+
+    dual = Built("dual", np.stack([sample_audio, sample_audio]), (), (), ()).write(tmp_path / "dual.wav")
+    out = tmp_path / "out"
+    result = run("diarize", sample_call / "sample.wav", dual, "--models-dir", models_dir, "--format", "json",
+                 "-o", out, "--step", "2")
+    assert result.exit_code == 0, result.stderr
+    mono = json.loads((out / "sample.json").read_text())["engines"]["diarization"]
+    assert mono["method"] == "model" and "channels" not in mono
+    both = json.loads((out / "dual.json").read_text())["engines"]["diarization"]
+    assert both["method"] == "model" and both["channels"]["split"] is False
+    assert both["channels"]["correlation"] > 0.99 and "copies" in both["channels"]["reason"]
+
+
+def test_split_is_forced_and_a_bad_mode_is_one_line(sample_audio, models_dir, tmp_path):
+    from scripts.stereo_cases import StereoCall as Built
+
+    dual = Built("dual", np.stack([sample_audio, sample_audio]), (), (), ()).write(tmp_path / "dual.wav")
+    result = run("diarize", dual, "--models-dir", models_dir, "--channels", "split")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith(";; speakers from the stereo channels")
+    config = tmp_path / "c.toml"
+    config.write_text('[diarization]\nchannels = "both"\n')
+    result = run("diarize", dual, "--config", config)
+    assert result.exit_code != 0 and "channels = 'both'" in result.stderr and result.stdout == ""
