@@ -57,3 +57,19 @@ def test_warmup_prepares_every_model(models_dir):
     lines = result.stdout.splitlines()
     assert lines == ["whisper model tiny.en ready on cpu", "segmentation model ready on cpu",
                      "embedding model ready on cpu"]
+
+
+def test_warmup_really_decodes_so_a_gpu_compiles_its_shaders(models_dir):
+    """With the speech gate on, silence never reaches whisper.cpp; warmup turns it off so the
+    encoder and decoder run once (on a GPU backend, that compiles its pipelines)."""
+    from dataclasses import replace
+
+    from witness.config import Settings
+    from witness.orchestrate import Sources, probe, warm_up
+
+    settings = Settings()
+    settings = replace(settings, models=replace(settings.models, dir=str(models_dir)),
+                       whisper=replace(settings.whisper, use_gpu=False))
+    assert probe(settings, Sources(turns=False), 12.0).engines["asr"]["pieces"] == 0  # a run's gate
+    asr = warm_up(settings, Sources(turns=False), 12.0).engines["asr"]
+    assert asr["pieces"] == 1 and asr["speech_seconds"] == 12.0

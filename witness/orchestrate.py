@@ -186,6 +186,18 @@ def probe(settings: Settings, sources: Sources, seconds: float,
     return result.transcript
 
 
+def warm_up(settings: Settings, sources: Sources, seconds: float, model_progress: Progress | None = None) -> Transcript:
+    """What ``witness warmup`` does: resolve every model a run with ``settings`` needs (the VAD
+    that gates Whisper included), then ``probe`` with the speech gate off, so that whisper.cpp
+    really runs its encoder and decoder once, on silence. With the gate on, silence is never
+    decoded; on a GPU backend the first decode is what compiles whisper.cpp's compute pipelines
+    (Vulkan builds each one lazily on first use, with no cache of its own: the GPU driver's
+    shader cache keeps them for later processes)."""
+    resolve_models(settings, sources.engines, model_progress)
+    ungated = replace(settings, whisper=replace(settings.whisper, speech_gate=False))
+    return probe(ungated, sources, seconds, model_progress)
+
+
 class Orchestrator:
     """What the flow (``witness.flow``) needs for one ``run``: the plan, decoding, a worker
     per engine (started on demand, models resolved before the first), the results merged

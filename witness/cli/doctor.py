@@ -147,8 +147,11 @@ def warmup(config_file, no_diarize, **engine):
     """Fetch, convert and compile what a run will need, so the first call starts at once.
 
     Resolves the Whisper model (download or convert once) and the diarization models, then
-    runs both engines once on silence the way a run will: on MIGraphX this compiles the
-    pinned shapes into the cache (~/.cache/witness/migraphx), once per shape.
+    runs both engines once on silence the way a run will. On a GPU, whisper.cpp decodes that
+    silence (its speech gate is off here), which compiles its GPU shaders: with Vulkan the first
+    run on a fresh machine can take many seconds longer, and the driver's shader cache keeps
+    them for later runs. On MIGraphX it compiles the pinned shapes into the cache
+    (~/.cache/witness/migraphx), once per shape.
 
     \b
     Examples:
@@ -156,12 +159,15 @@ def warmup(config_file, no_diarize, **engine):
       witness warmup --model base.en --device migraphx
     """
     from witness.cli.progress import ProgressView, enabled
-    from witness.orchestrate import Sources, probe
+    from witness.orchestrate import Sources, warm_up
 
     settings = apply_engine_options(load_settings(config_file), **engine)
     with ProgressView([], enabled(click.get_current_context())) as view:
-        engines = probe(settings, Sources(turns=not no_diarize), WARMUP_SECONDS, view.model).engines
+        transcript = warm_up(settings, Sources(turns=not no_diarize), WARMUP_SECONDS, view.model)
+    engines = transcript.engines
     asr = engines["asr"]
-    click.echo(f"whisper model {asr['model']} ready on {asr['device']}")
+    gpu = "" if asr["device"] == "cpu" else (f" (its first decode took {transcript.timings['asr']:.1f} s, shader "
+                                             "compilation included; the driver caches the shaders for later runs)")
+    click.echo(f"whisper model {asr['model']} ready on {asr['device']}{gpu}")
     for role, provider in engines.get("diarization", {}).get("providers", {}).items():
         click.echo(f"{role} model ready on {provider}")
