@@ -47,6 +47,14 @@ class DiarizationSettings:
 
 
 @dataclass(frozen=True)
+class VoiceSettings:
+    """Known voices (``witness enroll``): which enrolled voices name the speakers of a run."""
+
+    use: str = "all"  # all | none | NAME,NAME… (--voices)
+    threshold: float = 0.0  # cosine score a speaker needs to take a voice's name; 0: the calibrated value
+
+
+@dataclass(frozen=True)
 class ModelSettings:
     """Where model files come from."""
 
@@ -69,6 +77,7 @@ class Settings:
     asr: AsrSettings = field(default_factory=AsrSettings)
     whisper: WhisperOptions = field(default_factory=WhisperOptions)
     diarization: DiarizationSettings = field(default_factory=DiarizationSettings)
+    voices: VoiceSettings = field(default_factory=VoiceSettings)
     plan: PlanOptions = field(default_factory=PlanOptions)
     merge: MergeOptions = field(default_factory=MergeOptions)
     output: OutputOptions = field(default_factory=OutputOptions)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
@@ -73,6 +73,7 @@ class TurnsResult:
     info: Mapping[str, Any] | None  # models, path, providers, speakers found (and estimated), capped
     timings: Mapping[str, float]
     seconds: float
+    centroids: Mapping[str, np.ndarray] = field(default_factory=dict)  # (dim,) float32 by speaker label
 
 
 def asr_engine(job: AsrJob) -> Callable[[SharedAudio, Progress | None], WordsResult]:
@@ -162,7 +163,8 @@ def diarization_engine(job: DiarizationJob) -> Callable[[SharedAudio, Progress |
         info = {"method": "model", **diarization_info(diarizer, out, providers)}
         if evidence is not None:
             info["channels"] = evidence.to_dict()
-        return TurnsResult(out.turns, out.exclusive_turns, info, dict(out.timings), time.perf_counter() - start)
+        return TurnsResult(out.turns, out.exclusive_turns, info, dict(out.timings), time.perf_counter() - start,
+                           dict(out.centroids))
 
     return run
 

@@ -17,7 +17,7 @@ import time
 import wave
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from witness.accel.providers import ProviderChoice, available_providers, choose_provider
 from witness.accel.vram import GpuMemory, free_vram, probe_gpus
@@ -36,6 +36,10 @@ from witness.progress import FileProgress, Progress
 from witness.rttm import read_rttm
 from witness.transcript import AudioMeta, Transcript, Turn
 from witness.workers import SharedAudio, Worker
+
+if TYPE_CHECKING:
+    from witness.models.diarization_choice import DiarizationModels
+    from witness.voices.store import Voice
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +125,16 @@ def resolve_models(settings: Settings, names: Iterable[str], progress: Progress 
     return models
 
 
+def enrolled_voices(settings: Settings, models: DiarizationModels | None) -> tuple[Voice, ...]:
+    """The enrolled voices ``settings.voices.use`` asks for when diarization runs (``models``),
+    each checked against its embedding model (InputError naming a voice file of another)."""
+    if models is None:
+        return ()
+    from witness.voices.match import voices_for_run
+
+    return voices_for_run(settings.voices.use, models.embedding, models.embedding_path)
+
+
 def worker_jobs(settings: Settings, devices: Devices, plan: Plan, models: dict[str, Any]) -> dict[str, Any]:
     """Each engine's worker job: its resolved models, device and the plan's threads."""
     jobs: dict[str, Any] = {}
@@ -180,7 +194,8 @@ def probe(settings: Settings, sources: Sources, seconds: float,
             out.setsampwidth(2)
             out.setframerate(SAMPLE_RATE)
             out.writeframes(bytes(2 * round(SAMPLE_RATE * seconds)))
-        (result,) = run([FileJob(str(path))], settings, sources, jobs=1, retries=0, model_progress=model_progress)
+        quiet = replace(settings, voices=replace(settings.voices, use="none"))  # nobody to name in silence
+        (result,) = run([FileJob(str(path))], quiet, sources, jobs=1, retries=0, model_progress=model_progress)
     if result.error is not None:
         raise result.error
     return result.transcript
@@ -218,6 +233,7 @@ class Orchestrator:
         self.model_progress = model_progress
         self._jobs: dict[str, Any] | None = None  # resolved before the first worker starts
         self._workers: dict[str, Worker] = {}
+        self._voices: tuple[Voice, ...] = ()  # enrolled voices that name speakers, loaded with the models
         for reason in self.plan.reasons:
             log.info("plan: %s", reason)
 
@@ -262,9 +278,24 @@ class Orchestrator:
         turns, exclusive = (diarization.turns, diarization.exclusive_turns) if diarization is not None else (None, None)
         transcript = assemble(meta, words, turns, exclusive, self.settings.merge,
                               engines=engines, plan=self.plan.to_dict() if engines else None)
+        if diarization is not None and diarization.centroids:
+            transcript = self._named_voices(replace(transcript, speaker_embeddings=dict(diarization.centroids)))
         timings["merge"] = time.perf_counter() - start
         timings["total"] = timings["decode"] + timings["engines"] + timings["merge"]
         return replace(transcript, timings={k: round(v, 3) for k, v in timings.items()})
+
+    def _named_voices(self, transcript: Transcript) -> Transcript:
+        """``transcript`` with the speakers that match an enrolled voice named by it, the
+        scores recorded in ``engines.diarization.voices``."""
+        if not self._voices:
+            return transcript
+        from witness.voices.match import THRESHOLD, match_voices, matches_info
+
+        threshold = self.settings.voices.threshold or THRESHOLD
+        matches = match_voices(transcript.speaker_embeddings, self._voices, threshold)
+        engines = dict(transcript.engines)
+        engines["diarization"] = {**engines["diarization"], "voices": matches_info(matches, self._voices, threshold)}
+        return replace(transcript.rename_speakers({m.speaker: m.name for m in matches}), engines=engines)
 
     def worker(self, name: str) -> Worker:
         """The engine's worker, started (loading its model on its first job) when there is
@@ -273,6 +304,7 @@ class Orchestrator:
         if worker is None or not worker.alive:
             if self._jobs is None:
                 models = resolve_models(self.settings, self.names, self.model_progress)
+                self._voices = enrolled_voices(self.settings, models.get("diarization"))
                 self._jobs = worker_jobs(self.settings, self.devices, self.plan, models)
             worker = self._workers[name] = Worker(name, ENGINE_FACTORIES[name], (self._jobs[name],))
         return worker

@@ -78,7 +78,9 @@ class Transcript:
     ``turns`` are the diarization's regular turns (overlap kept); ``exclusive_turns`` give
     one speaker per instant and are what words were matched against. ``engines``, ``plan``
     and ``timings`` are JSON-ready metadata: which models ran on which device, how the run
-    was scheduled and why, and seconds spent per stage.
+    was scheduled and why, and seconds spent per stage. ``speaker_embeddings``: each
+    speaker's cluster centroid ((dim,) float32 by label) when diarization ran in this
+    process's run; kept in memory only (``witness enroll`` stores one), never in the JSON.
     """
 
     audio: AudioMeta
@@ -89,6 +91,7 @@ class Transcript:
     engines: Mapping[str, Any] = field(default_factory=dict)
     plan: Mapping[str, Any] = field(default_factory=dict)
     timings: Mapping[str, float] = field(default_factory=dict)
+    speaker_embeddings: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def words(self) -> tuple[Word, ...]:
@@ -119,6 +122,7 @@ class Transcript:
             speakers=tuple(dict.fromkeys(rn(s) for s in self.speakers)),
             turns=tuple(replace(t, speaker=rn(t.speaker)) for t in self.turns),
             exclusive_turns=tuple(replace(t, speaker=rn(t.speaker)) for t in self.exclusive_turns),
+            speaker_embeddings={rn(label): e for label, e in self.speaker_embeddings.items()},
         )
 
     # --- JSON -------------------------------------------------------------------------

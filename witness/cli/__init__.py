@@ -150,8 +150,9 @@ def _register() -> None:
     from witness.cli.models import models
     from witness.cli.quote import quote
     from witness.cli.transcribe import transcribe
+    from witness.cli.voices import enroll, voices
 
-    for command in (transcribe, batch, diarize, quote, evaluate, models, doctor, warmup):
+    for command in (transcribe, batch, diarize, quote, evaluate, models, doctor, warmup, enroll, voices):
         main.add_command(command)
 
 

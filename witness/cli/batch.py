@@ -9,7 +9,9 @@ from pathlib import Path
 
 import click
 
-from witness.cli.options import apply_engine_options, config_option, engine_options, html_audio_option, parse_formats
+from witness.cli.options import (
+    apply_engine_options, apply_voices, config_option, engine_options, html_audio_option, parse_formats,
+    voices_option)
 from witness.cli.progress import ProgressView, enabled
 from witness.config import load_settings
 from witness.fileio import check_output_folder
@@ -45,9 +47,11 @@ that cannot be written, or that another batch is writing to), 130 interrupted (C
 @click.option("-q", "--quiet", is_flag=True, help="Nothing on stderr but errors: no bar, no summary.")
 @html_audio_option
 @engine_options
+@voices_option
 @config_option()
 @click.pass_context
-def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, html_audio, config_file, no_diarize, **engine):
+def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, html_audio, config_file, no_diarize, voices,
+          **engine):
     """Transcribe every call in INPUTS (files, folders searched recursively for audio, globs)
     into OUTDIR, loading the models once.
 
@@ -59,7 +63,7 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, html_audio, conf
     """
     from witness.batch import BatchOptions, find_items, run_batch, settings_hash, summarize
 
-    settings = apply_engine_options(load_settings(config_file), **engine)
+    settings = apply_voices(apply_engine_options(load_settings(config_file), **engine), voices)
     items = find_items(inputs, formats or settings.output.formats, settings_hash(settings, not no_diarize))
     check_output_folder(output_dir)
     quiet = quiet or bool(ctx.find_root().params.get("quiet"))

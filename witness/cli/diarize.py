@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from witness.cli.options import (
-    DEVICES, channels_option, check_device, check_models_dir, check_speaker_bounds, config_option, output_files,
-    transcripts)
+    DEVICES, apply_voices, channels_option, check_device, check_models_dir, check_speaker_bounds, config_option,
+    output_files, transcripts, voices_option)
 from witness.config import DiarizationSettings, load_settings
 
 log = logging.getLogger(__name__)
@@ -73,11 +73,12 @@ def _positive(ctx: click.Context, param: click.Parameter, value):
               help="Where the diarization models run: auto (default) takes the best provider the "
                    "installed ONNX Runtime offers; [diarization] segmentation_device and "
                    "embedding_device set each model. E.g. --device cpu.")
+@voices_option
 @click.option("--overwrite", is_flag=True, help="Replace outputs that already exist.")
 @config_option("A TOML file of settings ([diarization] in config/default.toml).")
 @click.pass_context
 def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speakers, step, segmentation,
-            embedding, channels, models_dir, threads, device, overwrite, config_file):
+            embedding, channels, models_dir, threads, device, voices, overwrite, config_file):
     """Find who speaks when in FILES (speaker diarization, no transcription).
 
     Prints RTTM to stdout by default. Each file is done on its own: a bad file is reported in
@@ -91,6 +92,7 @@ def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speaker
         segmentation_device=device, embedding_device=device))
     if models_dir is not None:
         settings = replace(settings, models=replace(settings.models, dir=str(models_dir)))
+    settings = apply_voices(settings, voices)
     if output_dir is None and fmt == "json" and len(files) > 1:
         raise click.BadParameter("several files as JSON need -o DIR", param_hint="--format")
     check_models_dir(settings.models.dir)

@@ -165,6 +165,28 @@ def channels_option():
              "--speaker-names CHANNEL_1=Caller); mix always diarizes the mono mix.")
 
 
+def voices_option(function):
+    """``--voices``: which enrolled voices name the speakers (transcribe, batch, diarize)."""
+    return click.option(
+        "--voices", metavar="all|none|NAME,…",
+        help="Enrolled voices (`witness enroll`) that name the speakers who match them: all "
+             "(default), none (keep SPEAKER_NN), or only these, e.g. --voices Diane,Sheila.")(function)
+
+
+def apply_voices(settings, voices: str | None):
+    """``settings`` with ``--voices`` (UsageError for a name no voice could have)."""
+    if voices is None:
+        return settings
+    from dataclasses import replace
+
+    from witness.voices.match import parse_use
+    from witness.voices.store import check_name
+
+    for name in parse_use(voices) or ():
+        check_name(name)
+    return replace(settings, voices=replace(settings.voices, use=voices))
+
+
 def engine_options(function):
     """The options transcribe and batch share: models, devices, plan, speakers."""
     decorators = [

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from witness.cli.options import (
-    apply_engine_options, config_option, engine_options, html_audio_option, output_files, parse_formats,
-    parse_speaker_names, transcripts)
+    apply_engine_options, apply_voices, config_option, engine_options, html_audio_option, output_files,
+    parse_formats, parse_speaker_names, transcripts, voices_option)
 from witness.cli.stdin import STDIN
 from witness.config import load_settings
 from witness.writers import FORMATS, PageSource, render, write_outputs
@@ -24,6 +24,7 @@ Examples:
   witness calls/*.m4a -o out --format json,vtt  out/<name>.json, out/<name>.vtt
   witness call.wav --speaker-names SPEAKER_00=Diane,SPEAKER_01=Sheila
   witness call.wav -o out --format html         out/call.html: click a word to hear it
+  witness enroll Diane diane.wav; witness call.wav   Diane's voice named (see witness voices)
   witness call.wav --model base.en --num-speakers 2
   witness call.wav --no-diarize                 timestamped text, no speakers
   witness -v call.wav --serial                  engines one after the other; -v says why/how
@@ -45,6 +46,7 @@ Examples:
               help="Rename speakers in every output, e.g. SPEAKER_00=Diane,SPEAKER_01=Sheila.")
 @html_audio_option
 @engine_options
+@voices_option
 @click.option("--words", "words_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Take words from this JSON (a witness transcript or a list of {start,end,text}) "
                    "instead of running Whisper. Debugs the merge.")
@@ -53,7 +55,7 @@ Examples:
 @config_option()
 @click.pass_context
 def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, html_audio, words_file, turns_file,
-               config_file, no_diarize, **engine):
+               config_file, no_diarize, voices, **engine):
     """Transcribe FILES and say who spoke each word.
 
     Audio can be wav, flac, mp3, ogg/opus, m4a/aac, webm or anything FFmpeg reads; `-` is
@@ -61,7 +63,7 @@ def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, html_a
     another extension keep it: call.mp3.txt, call.m4a.txt); a bad file is reported in one
     line and the others still run (exit 2 if any failed).
     """
-    settings = apply_engine_options(load_settings(config_file), **engine)
+    settings = apply_voices(apply_engine_options(load_settings(config_file), **engine), voices)
     formats = formats or (settings.output.formats if output_dir else ("txt",))
     if output_dir is None and len(formats) > 1:
         raise click.BadParameter("several formats need -o DIR (stdout takes one)", param_hint="--format")

@@ -70,15 +70,31 @@ def cluster_pieces(embeddings: np.ndarray, durations: np.ndarray, config: Cluste
     return PieceClusters(np.unique(assigned, return_inverse=True)[1].astype(np.int64), found)
 
 
+def _speaker_names(labels: np.ndarray) -> dict[int, str]:
+    """SPEAKER_00, SPEAKER_01... for the (pieces,) int labels of time-ordered pieces, in
+    order of first appearance."""
+    return {label: f"SPEAKER_{n:02d}" for n, label in enumerate(dict.fromkeys(np.asarray(labels).tolist()))}
+
+
 def piece_turns(pieces: list[tuple[float, float]], labels: np.ndarray) -> tuple[Turn, ...]:
     """Turns from time-ordered pieces and their (pieces,) int labels: touching pieces of one
-    speaker join; speakers are named SPEAKER_00, SPEAKER_01... in order of first appearance."""
-    names: dict[int, str] = {}
+    speaker join; speakers are named as ``_speaker_names`` says."""
+    names = _speaker_names(labels)
     turns: list[Turn] = []
     for (start, end), label in zip(pieces, np.asarray(labels).tolist()):
-        name = names.setdefault(label, f"SPEAKER_{len(names):02d}")
+        name = names[label]
         if turns and turns[-1].speaker == name and start <= turns[-1].end:
             turns[-1] = Turn(turns[-1].start, max(end, turns[-1].end), name)
         else:
             turns.append(Turn(start, end, name))
     return tuple(turns)
+
+
+def piece_centroids(embeddings: np.ndarray, labels: np.ndarray) -> dict[str, np.ndarray]:
+    """Each speaker's centroid, (dim,) float32 by the label ``piece_turns`` gives it: the
+    mean of its pieces' embeddings (pieces, dim) that are not NaN (speakers with none left out)."""
+    embeddings = np.asarray(embeddings, dtype=np.float32)
+    finite = ~np.isnan(embeddings).any(axis=1) if len(embeddings) else np.zeros(0, dtype=bool)
+    labels = np.asarray(labels)
+    return {name: embeddings[finite & (labels == label)].mean(axis=0)
+            for label, name in _speaker_names(labels).items() if (finite & (labels == label)).any()}

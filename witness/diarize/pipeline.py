@@ -36,7 +36,7 @@ from witness.diarize.embedding import CamPlusPlusEmbedder, GE2EEmbedder, Speaker
 from witness.diarize.features import SAMPLE_RATE, finite_audio
 from witness.diarize.masks import embedding_masks
 from witness.diarize.onnx_session import CPU
-from witness.diarize.pieces import cluster_pieces, piece_batch, piece_turns
+from witness.diarize.pieces import cluster_pieces, piece_batch, piece_centroids, piece_turns
 from witness.diarize.pooled_partials import PooledGE2E
 from witness.diarize.reconstruct import clip_turns, reconstruct
 from witness.diarize.segmentation import (
@@ -100,6 +100,8 @@ class DiarizationOutput:
     capped: True when more speakers were found than --max-speakers (or --num-speakers) allow.
     timings: seconds per stage (segmentation and embedding overlap in time: "streaming" is
         their joint wall time), and "total".
+    centroids: each speaker's cluster centroid, (dim,) float32 by label: the mean of the
+        embeddings clustering gave that speaker (what known voices are matched against).
     """
 
     turns: tuple[Turn, ...]
@@ -110,6 +112,7 @@ class DiarizationOutput:
     found_speakers: int
     capped: bool
     timings: Mapping[str, float] = field(default_factory=dict)
+    centroids: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def num_speakers(self) -> int:
@@ -139,13 +142,14 @@ class PieceEmbeddings:
 
 @dataclass(frozen=True)
 class SpeakerTurns:
-    """turns, exclusive_turns: as in ``DiarizationOutput``; found: speakers before the
-    bounds; timings: seconds per stage."""
+    """turns, exclusive_turns, centroids: as in ``DiarizationOutput``; found: speakers
+    before the bounds; timings: seconds per stage."""
 
     turns: tuple[Turn, ...]
     exclusive_turns: tuple[Turn, ...]
     found: int
     timings: Mapping[str, float]
+    centroids: Mapping[str, np.ndarray]
 
 
 class _Reporter:
@@ -253,7 +257,8 @@ class Diarizer:
         timings.update(result.timings, total=time.perf_counter() - began)
         speakers = speakers_in_order(t.speaker for t in result.turns)
         return DiarizationOutput(result.turns, result.exclusive_turns, speakers, path, self.embedding_name,
-                                 result.found, _capped(result.found, len(speakers), bounds), timings)
+                                 result.found, _capped(result.found, len(speakers), bounds), timings,
+                                 {label: result.centroids[label] for label in speakers if label in result.centroids})
 
     def _window_embedder(self, signal: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """(starts (N,) int64 window starts, masks (N, 589) float32) -> (N, dim) float32."""
@@ -310,7 +315,9 @@ class Diarizer:
         turns, exclusive = clip_turns(result.turns, duration), clip_turns(result.exclusive_turns, duration)
         timings["reconstruction"] = time.perf_counter() - began
         report("reconstruction", 1, 1)
-        return SpeakerTurns(turns, exclusive, clusters.found, timings)
+        centroids = {label: clusters.centroids[k].astype(np.float32)
+                     for k, label in enumerate(result.labels) if label is not None and k < clusters.num_clusters}
+        return SpeakerTurns(turns, exclusive, clusters.found, timings, centroids)
 
     def embed_pieces(self, signal: np.ndarray, progress: Progress | None = None) -> PieceEmbeddings:
         """The fallback path's first half: VAD speech regions cut into pieces, each embedded."""
@@ -340,5 +347,6 @@ class Diarizer:
         clusters = cluster_pieces(pieces.embeddings, durations, self.config.piece_clustering, bounds,
                                   self.embedder.min_clean_seconds)
         turns = piece_turns(list(pieces.pieces), clusters.labels)
+        centroids = piece_centroids(pieces.embeddings, clusters.labels)
         report("clustering", 1, 1)
-        return SpeakerTurns(turns, turns, clusters.found, {"clustering": time.perf_counter() - began})
+        return SpeakerTurns(turns, turns, clusters.found, {"clustering": time.perf_counter() - began}, centroids)

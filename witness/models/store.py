@@ -89,7 +89,7 @@ def check(spec: ModelFile, path: Path, digest: Callable[[Path], str] = sha256_fi
 
 def verify(spec: ModelFile, path: Path) -> str | None:
     """``check`` of a file that stays: its sha256 is remembered beside it."""
-    return check(spec, path, _cached_sha256)
+    return check(spec, path, cached_sha256)
 
 
 def is_offline(offline: bool = False) -> bool:
@@ -279,7 +279,7 @@ def remember_sha256(path: Path, digest: str) -> None:
         pass  # read-only cache: just hash again next time
 
 
-def _cached_sha256(path: Path) -> str:
+def cached_sha256(path: Path) -> str:
     """sha256 of ``path``, remembered in the cache keyed by size and mtime (hashing 3 GB is slow)."""
     memo, stamp = _memo(path)
     try:

@@ -1,0 +1,110 @@
+"""``witness enroll NAME AUDIO…`` and ``witness voices list|remove``: known voices.
+
+An enrolled voice names the speaker whose cluster matches it on later runs (transcribe,
+batch, diarize; ``--voices none`` turns it off). Voices live in ``$WITNESS_VOICES_DIR`` or
+``$XDG_DATA_HOME/witness/voices`` (~/.local/share/witness/voices), one JSON file each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from witness.cli.options import DEVICES, apply_engine_options, config_option, transcripts
+from witness.config import load_settings
+
+ENROLL_EXAMPLES = """
+\b
+Examples:
+  witness enroll Diane diane-voicemail.wav      a recording of Diane alone
+  witness enroll Diane more.m4a --add           another recording, same voice
+  witness enroll Diane call.wav --speaker SPEAKER_01   her side of a call (labels: witness diarize)
+  witness enroll Diane new.wav --replace        start her voice over
+  witness call.wav                              Diane named where her voice matches
+"""
+
+
+@click.command(epilog=ENROLL_EXAMPLES)
+@click.argument("name")
+@click.argument("audio", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--add", "mode", flag_value="add", help="Add these recordings to a voice enrolled already.")
+@click.option("--replace", "mode", flag_value="replace", help="Replace a voice enrolled already.")
+@click.option("--speaker", metavar="LABEL",
+              help="Enroll this speaker of a recording with several voices (one AUDIO), e.g. --speaker SPEAKER_01.")
+@click.option("--models-dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Folder searched first for model files (then $WITNESS_MODELS_DIR, the cache).")
+@click.option("--offline", is_flag=True, default=None, help="Never download; say which file to put where.")
+@click.option("--device", type=click.Choice(DEVICES), help="Where the diarization models run (default auto).")
+@config_option()
+@click.pass_context
+def enroll(ctx, name, audio, mode, speaker, models_dir, offline, device, config_file):
+    """Enroll NAME's voice from AUDIO (one or more recordings of NAME alone, 5 s of speech
+    or more; 30 s or more is better).
+
+    Each recording is diarized with the CAM++ speaker model and gives one print: the centroid
+    of its speaker's cluster (speech only). A recording with another voice holding 15% of the
+    speech or more is refused unless --speaker picks one. An enrolled NAME is never replaced
+    silently: --add or --replace.
+    """
+    from witness.errors import UsageError
+    from witness.models.store import cached_sha256
+    from witness.orchestrate import Sources, resolve_models
+    from witness.voices.enroll import check_mode, enrolled, enrollment_print
+    from witness.voices.store import check_name, read_voice, save_voice, voice_path
+
+    check_name(name)
+    if speaker is not None and len(audio) > 1:
+        raise UsageError("--speaker picks a speaker of one recording: give one AUDIO with it")
+    path = voice_path(name)
+    existing = read_voice(path) if path.is_file() else None
+    check_mode(existing, mode or "new")  # before diarizing anything
+    settings = apply_engine_options(load_settings(config_file), models_dir=models_dir, offline=offline, device=device)
+    settings = replace(settings, diarization=replace(settings.diarization, embedding="campplus"),
+                       voices=replace(settings.voices, use="none"))
+    model = resolve_models(settings, ("diarization",))["diarization"]
+    prints = [enrollment_print(t, speaker)
+              for _, t in transcripts(ctx, audio, settings, Sources(words=False, turns=True), {}, False)]
+    voice = enrolled(name, prints, model.embedding, cached_sha256(model.embedding_path), existing, mode or "new")
+    saved = save_voice(voice)
+    seconds = sum(p.speech_seconds for p in prints)
+    click.echo(f"witness: enrolled {name}: {len(prints)} print{'s' * (len(prints) != 1)} "
+               f"({seconds:.1f} s of speech), {len(voice.prints)} in all, in {saved}", err=True)
+
+
+@click.group("voices")
+def voices() -> None:
+    """Enrolled voices: list them, remove one (enroll with `witness enroll NAME AUDIO`).
+
+    \b
+    Examples:
+      witness voices list
+      witness voices remove Diane
+    """
+
+
+@voices.command("list")
+def list_cmd() -> None:
+    """Each enrolled voice: name, model, prints, speech, first and last enrolled (UTC)."""
+    from witness.voices.store import load_voices, voices_dir
+
+    click.echo(f"witness: voices in {voices_dir()}", err=True)
+    rows = [(v.name, v.model, str(len(v.prints)), f"{sum(p.speech_seconds for p in v.prints):.1f} s",
+             min(p.added for p in v.prints), max(p.added for p in v.prints)) for v in load_voices()]
+    if not rows:
+        click.echo("witness: no voice enrolled (witness enroll NAME AUDIO)", err=True)
+        return
+    header = ("NAME", "MODEL", "PRINTS", "SPEECH", "FIRST", "LAST")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for row in (header, *rows):
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+
+
+@voices.command("remove")
+@click.argument("name")
+def remove_cmd(name: str) -> None:
+    """Forget the voice NAME (its file is deleted)."""
+    from witness.voices.store import remove_voice
+
+    click.echo(f"witness: removed {name} ({remove_voice(name)})", err=True)

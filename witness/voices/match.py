@@ -1,0 +1,86 @@
+"""Diarized speakers named by enrolled voices.
+
+Each speaker's cluster centroid is scored against each voice (cosine similarity with the
+voice's mean print); the pairs are assigned one to one (Hungarian algorithm, highest total
+score), so two speakers never take the same name, and a pair below the threshold stays
+SPEAKER_NN. The threshold is calibrated on the dev set (scripts/calibrate_voices.py): at
+most 1% of different-speaker pairs reach it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from witness.diarize.assign import cosine_similarity
+from witness.errors import InputError
+from witness.voices.store import Voice, load_voices
+
+THRESHOLD = 0.5  # cosine similarity; see the module docstring
+NONE, ALL = "none", "all"
+
+
+@dataclass(frozen=True)
+class VoiceMatch:
+    """Speaker ``speaker`` (SPEAKER_NN) is the enrolled voice ``name``, with ``score``."""
+
+    speaker: str
+    name: str
+    score: float
+
+
+def parse_use(use: str) -> tuple[str, ...] | None:
+    """The voices ``--voices`` asks for: None for all, () for none, else the names."""
+    value = use.strip()
+    if value.lower() == ALL:
+        return None
+    if value.lower() == NONE or not value:
+        return ()
+    return tuple(dict.fromkeys(n.strip() for n in value.split(",") if n.strip()))
+
+
+def voices_for_run(use: str, model: str, model_path: Path) -> tuple[Voice, ...]:
+    """The enrolled voices a run compares speakers with (``use``: all, none or NAME,…),
+    each checked against the run's embedding model (``model``, its file ``model_path``):
+    InputError naming the voice file when it was made with another model."""
+    names = parse_use(use)
+    if names == ():
+        return ()
+    voices = load_voices(names)
+    if voices:
+        from witness.models.store import cached_sha256
+
+        sha256 = cached_sha256(Path(model_path))
+        for voice in voices:
+            if (voice.model, voice.model_sha256) != (model, sha256):
+                raise InputError(
+                    f"voice print of {voice.name} was made with {voice.model} (sha256 {voice.model_sha256[:12]}…), "
+                    f"this run embeds with {model} (sha256 {sha256[:12]}…): enroll {voice.name} again, "
+                    "or run with --voices none", voice.path)
+    return voices
+
+
+def match_voices(centroids: Mapping[str, np.ndarray], voices: Sequence[Voice],
+                 threshold: float = THRESHOLD) -> tuple[VoiceMatch, ...]:
+    """The speakers (label -> (dim,) centroid) that are enrolled voices: one to one, best
+    total score first, each at or above ``threshold``; in label order."""
+    labels = sorted(centroids)
+    if not labels or not voices:
+        return ()
+    scores = cosine_similarity(np.stack([centroids[label] for label in labels]), np.stack([v.vector() for v in voices]))
+    rows, cols = linear_sum_assignment(scores, maximize=True)
+    return tuple(VoiceMatch(labels[r], voices[c].name, float(scores[r, c]))
+                 for r, c in zip(rows, cols) if scores[r, c] >= threshold)
+
+
+def matches_info(matches: Sequence[VoiceMatch], voices: Sequence[Voice], threshold: float) -> dict[str, Any]:
+    """What a transcript's JSON records (``engines.diarization.voices``)."""
+    return {
+        "threshold": threshold,
+        "compared": [v.name for v in voices],
+        "matches": [{"name": m.name, "replaced": m.speaker, "score": round(m.score, 4)} for m in matches],
+    }
