@@ -49,6 +49,15 @@ def _case(name: str, wav: Path, rttm: Path) -> Case:
     return Case(name, load_audio(wav).samples, tuple(turns))
 
 
+def solo_regions(turns: tuple[Turn, ...], speaker: str) -> list[tuple[float, float]]:
+    """(start, end) seconds where ``speaker`` talks and nobody else does, in time order."""
+    regions = [(t.start, t.end) for t in turns if t.speaker == speaker]
+    for other in (t for t in turns if t.speaker != speaker):
+        regions = [(s, e) for a, b in regions
+                   for s, e in ((a, min(b, other.start)), (max(a, other.end), b)) if e - s > 0.05]
+    return sorted(regions)
+
+
 def sample_call() -> Case:
     call = SAMPLE_CALL
     return _case("sample-call", call / "sample.wav", call / "sample.rttm")

@@ -28,6 +28,15 @@ def _need(path: Path, hint: str = "set WITNESS_SHARED_DIR to the shared folder")
     return path
 
 
+@pytest.fixture(autouse=True)
+def no_enrolled_voices(tmp_path_factory, monkeypatch) -> Path:
+    """An empty voices folder for every test: the voices a user enrolled never rename the
+    speakers a test expects; tests that enroll get this folder."""
+    folder = tmp_path_factory.mktemp("voices")
+    monkeypatch.setenv("WITNESS_VOICES_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     return _need(SHARED)

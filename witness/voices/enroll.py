@@ -11,20 +11,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from witness.errors import InputError, UsageError
-from witness.transcript import Transcript
+from witness.transcript import Transcript, Turn
 from witness.voices.store import Voice, VoicePrint
 
 MIN_SPEECH_SECONDS = 5.0  # less speech than this gives a print too noisy to trust
 OTHER_VOICE_SHARE = 0.15  # another voice with at least this share of the speech: refused
 
 
-def speech_seconds(transcript: Transcript) -> dict[str, float]:
-    """Seconds each speaker talks alone (exclusive turns), largest first."""
+def speech_seconds(exclusive_turns: Iterable[Turn]) -> dict[str, float]:
+    """Seconds each speaker talks alone (in ``exclusive_turns``), largest first."""
     seconds: dict[str, float] = {}
-    for turn in transcript.exclusive_turns:
+    for turn in exclusive_turns:
         seconds[turn.speaker] = seconds.get(turn.speaker, 0.0) + turn.end - turn.start
     return dict(sorted(seconds.items(), key=lambda kv: -kv[1]))
 
@@ -34,7 +34,7 @@ def enrollment_print(transcript: Transcript, speaker: str | None = None) -> Voic
     ``speaker`` (a label it has); InputError naming the file when there is too little
     speech or more than one voice and no ``speaker``."""
     path = transcript.audio.path
-    seconds = {label: s for label, s in speech_seconds(transcript).items() if label in transcript.speaker_embeddings}
+    seconds = {label: s for label, s in speech_seconds(transcript.exclusive_turns).items() if label in transcript.speaker_embeddings}
     found = ", ".join(f"{label} {s:.1f} s" for label, s in seconds.items()) or "none"
     if speaker is not None:
         if speaker not in seconds:
