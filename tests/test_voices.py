@@ -151,3 +151,15 @@ def test_an_enrolled_voice_is_never_replaced_silently():
     assert enrolled("Diane", new, "campplus", "a" * 64, old, "replace").prints == new
     with pytest.raises(UsageError, match="another model"):
         enrolled("Diane", new, "campplus", "f" * 64, old, "add")
+
+
+def test_a_batch_redoes_its_files_when_the_enrolled_voices_change(no_enrolled_voices):
+    from witness.batch import settings_hash
+    from witness.config import Settings
+
+    before, words_only = settings_hash(Settings()), settings_hash(Settings(), diarize=False)
+    save_voice(voice("Diane", unit(1, 0)))
+    after = settings_hash(Settings())
+    assert after != before and settings_hash(Settings(), diarize=False) == words_only
+    save_voice(voice("Diane", unit(1, 0), unit(0, 1)))
+    assert settings_hash(Settings()) != after

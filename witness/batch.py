@@ -74,12 +74,17 @@ class BatchOptions:
 
 def settings_hash(settings: Settings, diarize: bool = True) -> str:
     """16 hex digits naming everything that shapes a transcript: the Witness version,
-    ``diarize`` and the settings, less those that only change how it runs ([plan],
-    [output], ``models.offline``)."""
+    ``diarize``, the settings, less those that only change how it runs ([plan], [output],
+    ``models.offline``), and the enrolled voices a diarized run uses."""
     shaping = settings.to_dict()
     for section in ("plan", "output"):
         shaping.pop(section)
     shaping["models"].pop("offline")
+    if diarize:  # the voices enrolled now name speakers too: enrolling one redoes the files
+        from witness.voices.match import parse_use
+        from witness.voices.store import voices_digest
+
+        shaping["voices"]["enrolled"] = voices_digest(parse_use(settings.voices.use))
     text = json.dumps({"witness": __version__, "diarize": diarize, "settings": shaping}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

@@ -8,6 +8,7 @@ one print per enrolled recording: the centroid of that recording's speaker clust
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -111,18 +112,33 @@ def read_voice(path: Path) -> Voice:
     return voice
 
 
+def _voice_files(names: Sequence[str] | None, folder: Path) -> list[Path]:
+    """Every voice file in ``folder`` (``names`` None), or the files of ``names``."""
+    if names is None:
+        return sorted(folder.glob(f"*{SUFFIX}")) if folder.is_dir() else []
+    return [voice_path(check_name(n), folder) for n in names]
+
+
 def load_voices(names: Sequence[str] | None = None, folder: Path | None = None) -> tuple[Voice, ...]:
     """The enrolled voices, by name: all of them (``names`` None), or those named
     (UsageError for a name that is not enrolled)."""
     folder = folder or voices_dir()
-    if names is None:
-        paths = sorted(folder.glob(f"*{SUFFIX}")) if folder.is_dir() else []
-    else:
-        paths = [voice_path(check_name(n), folder) for n in names]
+    paths = _voice_files(names, folder)
+    if names is not None:
         missing = [n for n, p in zip(names, paths) if not p.is_file()]
         if missing:
             raise UsageError(f"--voices: no enrolled voice {', '.join(missing)} in {folder} (see `witness voices list`)")
     return tuple(read_voice(p) for p in paths)
+
+
+def voices_digest(names: Sequence[str] | None = None, folder: Path | None = None) -> str:
+    """sha256 of the voice files ``load_voices(names)`` would read ("" when there are none):
+    it changes whenever one is enrolled, added to, replaced or removed."""
+    paths = _voice_files(names, folder or voices_dir())
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
+    return digest.hexdigest() if paths else ""
 
 
 def save_voice(voice: Voice, folder: Path | None = None) -> Path:
