@@ -138,7 +138,7 @@ def html_audio_option(function):
         "--html-audio", type=click.Choice(HTML_AUDIO), default="embed", show_default=True,
         help="How an html page plays its call: embed puts the audio in the page (one file that "
              "plays anywhere; the original file when a browser plays it and it is at most 8 MB, "
-             "else Opus at 24 kb/s, ~11 MB an hour); link names the input by a path relative to "
+             "else Opus at 24 kb/s, ~12 MB an hour); link names the input by a path relative to "
              "the page (a small page that needs the audio beside it; not for standard input). "
              f"Keys in the page: {keys_help()}.")(function)
 

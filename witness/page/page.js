@@ -37,14 +37,24 @@
   const uEls = tx.children;
   const wordEl = (i) => uEls[wu[i]].lastChild.children[i - uw[wu[i]]];
 
-  // --- audio: embedded bytes become a Blob URL (seekable); a linked file is used as it is
-  const bytes = $("witness-audio").textContent.trim();
-  if (bytes) {
-    const data = Uint8Array.fromBase64 ? Uint8Array.fromBase64(bytes) : Uint8Array.from(atob(bytes), (c) => c.charCodeAt(0));
-    audio.src = URL.createObjectURL(new Blob([data], { type: D.audio.mime }));
-  } else if (D.audio.href) {
-    audio.src = D.audio.href;
+  // --- audio: embedded bytes (after this script in the page, so the transcript shows first)
+  // become a Blob URL (seekable); a linked file is used as it is
+  function attachAudio() {
+    const bytes = $("witness-audio").textContent.trim();
+    if (bytes) {
+      const data = Uint8Array.fromBase64 ? Uint8Array.fromBase64(bytes) : base64Bytes(bytes);
+      audio.src = URL.createObjectURL(new Blob([data], { type: D.audio.mime }));
+    } else if (D.audio.href) {
+      audio.src = D.audio.href;
+    }
   }
+  function base64Bytes(text) {
+    const s = atob(text), out = new Uint8Array(s.length);
+    for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+    return out;
+  }
+  document.addEventListener("DOMContentLoaded", attachAudio);
+  audio.addEventListener("loadedmetadata", () => { document.documentElement.dataset.audioReady = String(Math.round(performance.now())); }, { once: true });
 
   // --- playback
   const upper = (arr, t, hi) => { let lo = 0; while (lo < hi) { const m = (lo + hi) >> 1; if (arr[m] <= t) lo = m + 1; else hi = m; } return lo; };
@@ -242,5 +252,5 @@
 
   drawTimeline();
   sync();
-  document.documentElement.dataset.ready = "1";
+  document.documentElement.dataset.ready = String(Math.round(performance.now()));  // ms since navigation: transcript interactive
 })();

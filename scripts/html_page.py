@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""The html page (``--format html``) measured: its size on the sample call (audio embedded
+or linked, and what the audio would weigh as Opus or AAC), a screenshot, and a 2-hour
+transcript in headless Chromium: time to interactive, a search, a seek.
+
+    python scripts/html_page.py                                 # sizes, 2-hour timings
+    python scripts/html_page.py --screenshot scripts/html_page.png --hours 2 --out /tmp/page
+
+The sample call is transcribed for real (`witness -o OUT --format json,html`). The long
+transcript repeats that transcript (and its audio, so the page embeds a real 2-hour
+re-encode) every 30 s. Chromium is Debian's (`apt-get install chromium`), driven through
+tests/browser.py. Times from one run on a shared machine: compare them with each other, not
+across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from scripts import SAMPLE_CALL  # noqa: E402
+from tests.browser import chromium_context, open_page  # noqa: E402
+from witness.transcript import Transcript, Turn, Utterance, read_transcript  # noqa: E402
+from witness.writers import PageSource, render  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def sample_pages(out: Path) -> tuple[Path, Path]:
+    """The sample call through witness: (page with the audio embedded, page linking it)."""
+    wav = SAMPLE_CALL / "sample.wav"
+    subprocess.run([sys.executable, "-m", "witness", "-q", str(wav), "-o", str(out), "--format", "json,html",
+                    "--overwrite"], check=True)
+    linked = out / "linked"
+    linked.mkdir(exist_ok=True)
+    transcript = read_transcript(out / "sample.json")
+    (linked / "sample.html").write_text(render("html", transcript, PageSource(wav, "link"), linked), encoding="utf-8")
+    return out / "sample.html", linked / "sample.html"
+
+
+def encoded_size(wav: Path, codec: str, container: str, bit_rate: int) -> int:
+    """Bytes of ``wav`` re-encoded mono 16 kHz (AAC at 16 kHz is allowed by FFmpeg's encoder)."""
+    import io
+
+    import av
+
+    out = io.BytesIO()
+    with av.open(str(wav)) as source, av.open(out, "w", format=container) as sink:
+        stream = sink.add_stream(codec, rate=16000, layout="mono")
+        stream.bit_rate = bit_rate
+        resampler = av.AudioResampler(format=stream.format.name, layout="mono", rate=16000)
+        for frame in source.decode(audio=0):
+            for piece in resampler.resample(frame):
+                sink.mux(stream.encode(piece))
+        sink.mux(stream.encode(None))
+    return len(out.getvalue())
+
+
+def long_call(transcript: Transcript, wav: Path, hours: float, out: Path) -> tuple[Transcript, Path]:
+    """``transcript`` and ``wav`` repeated every ``transcript.audio.duration`` seconds for ``hours``."""
+    import wave
+
+    step = transcript.audio.duration
+    copies = round(hours * 3600 / step)
+    with wave.open(str(wav), "rb") as r:
+        params, frames = r.getparams(), r.readframes(r.getnframes())
+    long_wav = out / "long.wav"
+    with wave.open(str(long_wav), "wb") as w:
+        w.setparams(params)
+        for _ in range(copies):
+            w.writeframes(frames)
+
+    def shifted(u: Utterance, by: float) -> Utterance:
+        return replace(u, start=u.start + by, end=u.end + by,
+                       words=tuple(replace(x, start=x.start + by, end=x.end + by) for x in u.words))
+
+    utterances = tuple(shifted(u, k * step) for k in range(copies) for u in transcript.utterances)
+    turns = tuple(Turn(t.start + k * step, t.end + k * step, t.speaker) for k in range(copies) for t in transcript.turns)
+    audio = replace(transcript.audio, path=str(long_wav), duration=copies * step)
+    return replace(transcript, audio=audio, utterances=utterances, turns=turns), long_wav
+
+
+def measure_long(page_file: Path, quote: str) -> dict[str, float]:
+    """Time to interactive (script done; audio playable), a search and a seek, in ms."""
+    with chromium_context(CHROMIUM) as (context, _):
+        started = time.perf_counter()
+        page = open_page(context, page_file)
+        audio_ready = (time.perf_counter() - started) * 1000
+        result = {"transcript interactive_ms (page clock)": float(page.get_attribute("html", "data-ready")),
+                  "audio playable_ms (page clock)": float(page.get_attribute("html", "data-audio-ready")),
+                  "audio playable_ms (driver)": audio_ready}
+        result["search_ms"] = page.evaluate("""q => { const box = document.getElementById('q'); box.value = q;
+            const t = performance.now();
+            box.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
+            return performance.now() - t; }""", quote)
+        result["search hits"] = float(page.inner_text("#count").split(" of ")[-1])
+        result["search to next frame_ms"] = page.evaluate("""() => new Promise(done => { const box = document.getElementById('q');
+            box.value = box.value + ' '; const t = performance.now();
+            box.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
+            requestAnimationFrame(() => setTimeout(() => done(performance.now() - t))); })""")
+        result["seek (click a word near the end)_ms"] = page.evaluate("""() => { const u = document.querySelectorAll('.u');
+            const word = u[u.length - 3].querySelector('p span'); word.scrollIntoView();
+            const t = performance.now(); word.click(); return performance.now() - t; }""")
+        result["seek to 'seeked' event_ms"] = page.evaluate("""() => new Promise(done => { const a = document.getElementById('audio');
+            a.pause(); const t = performance.now();
+            a.addEventListener('seeked', () => done(performance.now() - t), {once: true}); a.currentTime = a.duration / 3; })""")
+        result["words"] = page.evaluate("document.querySelectorAll('.u p span').length")
+        result["utterances"] = page.evaluate("document.querySelectorAll('.u').length")
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, help="folder for the pages (default: a temp folder)")
+    parser.add_argument("--hours", type=float, default=2.0)
+    parser.add_argument("--screenshot", type=Path, help="save the sample page's screenshot here")
+    parser.add_argument("--quote", default="originally from Chicago", help="what the search looks for")
+    args = parser.parse_args()
+    out = args.out or Path(tempfile.mkdtemp(prefix="witness-page-"))
+    out.mkdir(parents=True, exist_ok=True)
+    wav = SAMPLE_CALL / "sample.wav"
+
+    embedded, linked = sample_pages(out)
+    print(f"sample call: wav {wav.stat().st_size:,} B; page embedded {embedded.stat().st_size:,} B, "
+          f"linked {linked.stat().st_size:,} B")
+    for name, codec, container, rate in (("Opus 24 kb/s (webm)", "libopus", "webm", 24000),
+                                          ("AAC 32 kb/s (mp4)", "aac", "mp4", 32000)):
+        print(f"  the call's audio as {name}: {encoded_size(wav, codec, container, rate):,} B")
+    if args.screenshot:
+        with chromium_context(CHROMIUM) as (context, _):
+            page = open_page(context, embedded)
+            page.locator(".u").nth(4).locator("p span").nth(4).click()
+            page.evaluate("document.getElementById('audio').pause()")
+            page.fill("#q", args.quote)
+            page.keyboard.press("Enter")
+            page.click("#names summary")
+            page.fill('#speakers input[data-k="0"]', "Diane")
+            page.fill('#speakers input[data-k="1"]', "Sheila")
+            page.evaluate("window.scrollTo(0, 0)")
+            page.screenshot(path=str(args.screenshot))
+        print(f"screenshot: {args.screenshot} ({args.screenshot.stat().st_size:,} B)")
+
+    transcript, long_wav = long_call(read_transcript(out / "sample.json"), wav, args.hours, out)
+    started = time.perf_counter()
+    page_text = render("html", transcript, PageSource(long_wav, "embed"), out)
+    seconds = time.perf_counter() - started
+    (out / "long.html").write_text(page_text, encoding="utf-8")
+    (out / "long-linked.html").write_text(render("html", transcript, PageSource(long_wav, "link"), out), encoding="utf-8")
+    print(f"{args.hours:g}-hour call: wav {long_wav.stat().st_size:,} B; page embedded (Opus) "
+          f"{(out / 'long.html').stat().st_size:,} B, made in {seconds:.1f} s; linked "
+          f"{(out / 'long-linked.html').stat().st_size:,} B")
+    for label, page_file in (("embedded", out / "long.html"), ("linked", out / "long-linked.html")):
+        for key, value in measure_long(page_file, args.quote).items():
+            print(f"  {label:8s} {key:40s} {value:10.1f}")
+    print(f"pages in {out}")
+
+
+if __name__ == "__main__":
+    main()
