@@ -28,6 +28,7 @@ sys.path.insert(0, str(REPO))
 
 from scripts import SAMPLE_CALL  # noqa: E402
 from tests.browser import chromium_context, open_page  # noqa: E402
+from witness.page.audio import OPUS_BITRATE_PER_CHANNEL, OPUS_OPTIONS, reencoded  # noqa: E402
 from witness.transcript import Transcript, Turn, Utterance, read_transcript  # noqa: E402
 from witness.writers import PageSource, render  # noqa: E402
 
@@ -44,24 +45,6 @@ def sample_pages(out: Path) -> tuple[Path, Path]:
     transcript = read_transcript(out / "sample.json")
     (linked / "sample.html").write_text(render("html", transcript, PageSource(wav, "link"), linked), encoding="utf-8")
     return out / "sample.html", linked / "sample.html"
-
-
-def encoded_size(wav: Path, codec: str, container: str, bit_rate: int) -> int:
-    """Bytes of ``wav`` re-encoded mono 16 kHz (AAC at 16 kHz is allowed by FFmpeg's encoder)."""
-    import io
-
-    import av
-
-    out = io.BytesIO()
-    with av.open(str(wav)) as source, av.open(out, "w", format=container) as sink:
-        stream = sink.add_stream(codec, rate=16000, layout="mono")
-        stream.bit_rate = bit_rate
-        resampler = av.AudioResampler(format=stream.format.name, layout="mono", rate=16000)
-        for frame in source.decode(audio=0):
-            for piece in resampler.resample(frame):
-                sink.mux(stream.encode(piece))
-        sink.mux(stream.encode(None))
-    return len(out.getvalue())
 
 
 def long_call(transcript: Transcript, wav: Path, hours: float, out: Path) -> tuple[Transcript, Path]:
@@ -131,9 +114,10 @@ def main() -> None:
     embedded, linked = sample_pages(out)
     print(f"sample call: wav {wav.stat().st_size:,} B; page embedded {embedded.stat().st_size:,} B, "
           f"linked {linked.stat().st_size:,} B")
-    for name, codec, container, rate in (("Opus 24 kb/s (webm)", "libopus", "webm", 24000),
-                                          ("AAC 32 kb/s (mp4)", "aac", "mp4", 32000)):
-        print(f"  the call's audio as {name}: {encoded_size(wav, codec, container, rate):,} B")
+    for name, codec, container, rate, options in (("Opus 24 kb/s (webm, as the page has it)", "libopus", "webm",
+                                                    OPUS_BITRATE_PER_CHANNEL, OPUS_OPTIONS),
+                                                   ("AAC 32 kb/s (mp4)", "aac", "mp4", 32000, None)):
+        print(f"  the call's audio as {name}: {len(reencoded(wav, codec, container, rate, options)):,} B")
     if args.screenshot:
         with chromium_context(CHROMIUM) as (context, _):
             page = open_page(context, embedded)

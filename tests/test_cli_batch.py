@@ -122,8 +122,10 @@ def test_a_rerun_skips_what_is_done_and_force_redoes_it(batch, models_dir):
     assert "  files ok          0\n  files failed      3\n  files skipped     2\n" in again.stderr
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*.json")} == before
 
-    forced = run("batch", calls / "a.wav", "-o", out, "--format", "json,txt", "--models-dir", models_dir, "--force")
+    forced = run("batch", calls / "a.wav", "-o", out, "--format", "json,txt,html", "--html-audio", "link",
+                 "--models-dir", models_dir, "--force")
     assert forced.exit_code == 0, forced.stderr
+    assert '"href":"../calls/a.wav"' in (out / "a.html").read_text()
     with Manifest(out / MANIFEST_NAME) as manifest:
         redone = manifest.rows()[-1]
     assert redone.input == str(calls / "a.wav") and redone.status == "ok" and redone.attempts == 1

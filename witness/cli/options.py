@@ -140,7 +140,7 @@ def html_audio_option(function):
              "plays anywhere; the original file when a browser plays it and it is at most 8 MB, "
              "else Opus at 24 kb/s, ~12 MB an hour); link names the input by a path relative to "
              "the page (a small page that needs the audio beside it; not for standard input). "
-             f"Keys in the page: {keys_help()}.")(function)
+             "In the page, click a word to play from it; keys: " f"{keys_help()}.")(function)
 
 
 def parse_speaker_names(ctx: click.Context, param: click.Parameter, value: str | None) -> dict[str, str]:

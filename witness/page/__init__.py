@@ -39,7 +39,7 @@ KEYS = (
 
 def keys_help() -> str:
     """The page's keys in one line, for ``--help``."""
-    return "; ".join(f"{keys} {action.split(' (')[0]}" for keys, action in KEYS)
+    return "; ".join(f"{keys}: {action}" for keys, action in KEYS)
 
 
 def to_html(t: Transcript, audio: PageAudio, labels: Mapping[str, str] | None = None) -> str:

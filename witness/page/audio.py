@@ -22,7 +22,7 @@ from witness.errors import InputError
 
 ORIGINAL_MAX_BYTES = 8 * 1024 * 1024  # embed the original up to this; above, re-encode (smaller)
 OPUS_BITRATE_PER_CHANNEL = 24_000  # speech stays clear
-OPUS_RATE = 16_000
+OPUS_RATE = 16_000  # the re-encode's sample rate (wideband speech)
 # constant bit rate at complexity 5: 3x faster than libopus's default 10 (2.9 s against 9.2 s of
 # CPU per 10 minutes here), pages a predictable 12 MB an hour; VBR at 10 would be 15% smaller
 OPUS_OPTIONS = {"compression_level": "5", "vbr": "off"}
@@ -93,16 +93,22 @@ def linked(audio: str | Path, page_folder: str | Path) -> PageAudio:
 
 def opus_webm(path: str | Path) -> bytes:
     """``path`` decoded and re-encoded as Opus in WebM (16 kHz, its channels, at most two)."""
+    return reencoded(path, "libopus", "webm", OPUS_BITRATE_PER_CHANNEL, OPUS_OPTIONS)
+
+
+def reencoded(path: str | Path, codec: str, container: str, bit_rate_per_channel: int,
+              options: dict[str, str] | None = None) -> bytes:
+    """``path`` decoded and encoded with ``codec`` in ``container`` at 16 kHz, its channels
+    (at most two), ``bit_rate_per_channel``; ``options`` go to the encoder."""
     import av
 
     out = io.BytesIO()
-    with av.open(str(path), metadata_errors="ignore") as source, av.open(out, "w", format="webm") as sink:
+    with av.open(str(path), metadata_errors="ignore") as source, av.open(out, "w", format=container) as sink:
         stream_in = next(s for s in source.streams if s.type == "audio")
         layout = "stereo" if stream_in.channels >= 2 else "mono"
-        channels = 2 if layout == "stereo" else 1
-        stream = sink.add_stream("libopus", rate=OPUS_RATE, layout=layout, options=OPUS_OPTIONS)
-        stream.bit_rate = OPUS_BITRATE_PER_CHANNEL * channels
-        resampler = av.AudioResampler(format="s16", layout=layout, rate=OPUS_RATE)
+        stream = sink.add_stream(codec, rate=OPUS_RATE, layout=layout, options=options or {})
+        stream.bit_rate = bit_rate_per_channel * (2 if layout == "stereo" else 1)
+        resampler = av.AudioResampler(format=stream.format.name, layout=layout, rate=OPUS_RATE)
         for frame in source.decode(stream_in):
             for piece in resampler.resample(frame):
                 sink.mux(stream.encode(piece))
