@@ -77,7 +77,9 @@ def measure_long(page_file: Path, quote: str) -> dict[str, float]:
         started = time.perf_counter()
         page = open_page(context, page_file)
         audio_ready = (time.perf_counter() - started) * 1000
-        result = {"transcript interactive_ms (page clock)": float(page.get_attribute("html", "data-ready")),
+        result = {"file read (responseEnd)_ms": page.evaluate("performance.getEntriesByType('navigation')[0].responseEnd"),
+                  "transcript interactive_ms (page clock)": float(page.get_attribute("html", "data-ready")),
+                  "of which the page's script (parse data, render)_ms": float(page.get_attribute("html", "data-script-ms")),
                   "audio playable_ms (page clock)": float(page.get_attribute("html", "data-audio-ready")),
                   "audio playable_ms (driver)": audio_ready}
         result["search_ms"] = page.evaluate("""q => { const box = document.getElementById('q'); box.value = q;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 import struct
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -94,6 +95,28 @@ def test_every_embedded_format_plays(browser, transcript, sample_audio, ext, tmp
     html.write_text(to_html(transcript, embedded(audio)), encoding="utf-8")
     tab = open_page(context, html)
     assert tab.evaluate("document.getElementById('audio').duration") == pytest.approx(30.0, abs=0.1)
+    tab.close()
+
+
+def without_speakers(t):
+    utterances = tuple(replace(u, speaker=None, words=tuple(replace(w, speaker=None) for w in u.words))
+                       for u in t.utterances)
+    return replace(t, speakers=(), utterances=utterances, turns=(), exclusive_turns=())
+
+
+@pytest.mark.parametrize("make", [without_speakers, lambda t: replace(t, utterances=(), speakers=())],
+                         ids=["no-diarize", "no-speech"])
+def test_pages_without_speakers_or_words_load(browser, transcript, sample_call, make, tmp_path):
+    context, _ = browser
+    html = tmp_path / "page.html"
+    html.write_text(to_html(make(transcript), linked(sample_call / "sample.wav", tmp_path)), encoding="utf-8")
+    tab = open_page(context, html)  # no script error
+    assert tab.locator(".u .n").count() == 0 and not tab.locator("#names").is_visible()
+    tab.keyboard.press("ArrowDown")
+    tab.keyboard.press("/")
+    tab.keyboard.type("hello")
+    tab.keyboard.press("Enter")
+    assert tab.inner_text("#count") == ("not found" if "No speech" in tab.inner_text("main") else "1 of 3")
     tab.close()
 
 

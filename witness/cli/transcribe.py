@@ -77,7 +77,7 @@ def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, html_a
     outputs = output_files(files, output_dir, formats)
     labels = {name: label for label, name in speaker_names.items()}
     for path, transcript in transcripts(ctx, files, settings, sources, outputs, overwrite):
-        page = PageSource(Path(transcript.audio.path), html_audio, labels)
+        page = PageSource(Path(transcript.audio.path), html_audio, labels)  # the file decoded (for -, its copy)
         _emit(_named(transcript, path, speaker_names), path, files, outputs.get(path), formats, page)
 
 

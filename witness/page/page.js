@@ -3,6 +3,7 @@
 // Words live in flat arrays (start times sorted), so the playing word is a binary search and
 // one class change, however long the call.
 (() => {
+  const scriptStart = performance.now();
   const D = JSON.parse(document.getElementById("witness-data").textContent);
   const audio = document.getElementById("audio");
   const tx = document.getElementById("tx");
@@ -185,6 +186,7 @@
 
   // --- speaker names: edit here, copy the --speaker-names option for the next run
   const box = $("speakers");
+  $("names").hidden = !D.speakers.length;
   D.speakers.forEach((s, k) => {
     box.insertAdjacentHTML("beforeend", `<label class="k${s.colour}"><span class="sw"></span><code>${esc(s.label)}</code>` +
       `<input data-k="${k}" value="${esc(s.name)}" aria-label="Name for ${esc(s.label)}"></label>`);
@@ -252,5 +254,7 @@
 
   drawTimeline();
   sync();
-  document.documentElement.dataset.ready = String(Math.round(performance.now()));  // ms since navigation: transcript interactive
+  // ms since navigation when the transcript can be used, and of that, ms this script took
+  document.documentElement.dataset.ready = String(Math.round(performance.now()));
+  document.documentElement.dataset.scriptMs = String(Math.round(performance.now() - scriptStart));
 })();
