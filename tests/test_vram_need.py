@@ -35,3 +35,9 @@ def test_only_models_on_a_gpu_provider_count():
 def test_beams_and_best_of_multiply_the_self_attention_cache():
     one, five = kv_caches(WHISPER_DIMS["large"]), kv_caches(WHISPER_DIMS["large"], decoders=5)
     assert five[0] == 5 * one[0] and five[1:] == one[1:]
+
+
+def test_a_file_that_is_no_ggml_model_gives_no_estimate(tmp_path):
+    bad = tmp_path / "model.bin"
+    bad.write_bytes(b"not a model")
+    assert estimate(str(bad)) is None  # the run says what is wrong with it when it loads

@@ -126,7 +126,7 @@ def whisper_need(model: str, decoders: int = 1) -> tuple[int, str] | None:
 
         try:
             hp, _ = read_hparams(path)
-        except ModelError:  # said where the model loads; here it only means "unknown"
+        except (ModelError, OSError):  # said where the model loads; here it only means "unknown"
             return None
         dims = (hp.n_audio_state, hp.n_audio_layer, hp.n_text_state, hp.n_text_layer)
         weights, source = path.stat().st_size, f"{path.name}: its size and header"
