@@ -15,9 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from tests.audio_factory import FORMATS, encode
-from tests.stm_transcript import spread_words, transcript_from_stm
+from tests.stm_transcript import transcript_from_stm
 from witness.cli import main
-from witness.evaluate.stm import read_stm
 from witness.page import to_html
 from witness.page.audio import browser_mime, embedded, linked
 from witness.transcript import Word
@@ -86,9 +85,9 @@ def test_names_the_run_gave_travel_with_the_page(sample_call):
 
 @pytest.fixture
 def words_json(sample_call, tmp_path):
-    words = spread_words(read_stm(sample_call / "sample.stm"))
+    """The human transcript as a witness JSON, which --words takes words from."""
     path = tmp_path / "words.json"
-    path.write_text(json.dumps([{"start": w.start, "end": w.end, "text": w.text} for w in words]))
+    path.write_text(transcript_from_stm(sample_call / "sample.stm", sample_call / "sample.wav").to_json())
     return path
 
 

@@ -21,7 +21,7 @@ from witness.cli.options import parse_speaker_names
 from witness.page import to_html
 from witness.page.audio import embedded, linked
 
-pytest.importorskip("playwright.sync_api")
+expect = pytest.importorskip("playwright.sync_api").expect
 
 LABELS = {"Diane": "SPEAKER_00", "Sheila": "SPEAKER_01"}  # name shown -> label the run gave
 
@@ -124,8 +124,11 @@ def test_clicking_a_word_plays_from_it(page, transcript):
     start = word_start(transcript, 7, 5)  # "originally", in "And I'm Sheila in Texas, originally from Chicago."
     page.locator(".u").nth(7).locator("p span").nth(5).click()
     assert page.evaluate("!document.getElementById('audio').paused")
-    assert start <= paused_time(page) < start + 1.0
+    at = paused_time(page)
+    assert start <= at < start + 1.0
     assert page.locator(".u.on").count() == 1 and page.locator(".u").nth(7).get_attribute("class").endswith(" on")
+    playing = [w for w in transcript.words if w.start <= at + 1e-3][-1]  # the word being played
+    expect(page.locator("span.now")).to_have_text([playing.text])  # marked once the pause's timeupdate is in
 
     page.locator(".u").nth(2).locator(".t").click()  # a time plays the utterance from its start
     assert transcript.utterances[2].start <= paused_time(page) < transcript.utterances[2].start + 1.0
