@@ -127,3 +127,18 @@ def test_a_call_with_two_voices_is_refused_unless_one_is_picked(sample_call, no_
     assert result.stderr.count("\n") == 1 and not list(no_enrolled_voices.iterdir())
     picked = run("enroll", "Diane", sample_call / "sample.wav", "--speaker", "SPEAKER_00")
     assert picked.exit_code == 0, picked.stderr
+
+
+
+def test_a_stereo_call_is_enrolled_from_its_mix(models_dir, tmp_path, no_enrolled_voices):
+    """One party per channel gives channel speakers without clusters: enrollment diarizes
+    the mix instead, so the two voices are found (and refused) as in a mono call."""
+    from scripts.stereo_cases import stereo_calls
+    from witness.diarize.vad import SileroVad
+    from witness.models.whisper_models import resolve_vad
+
+    stereo = stereo_calls(SileroVad(resolve_vad(models_dir)))[0].write(tmp_path / "stereo.wav")
+    assert run("diarize", stereo, "--models-dir", models_dir).stdout.startswith(";; speakers from the stereo channels")
+    result = run("enroll", "Diane", stereo, "--models-dir", models_dir)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith(f"witness: {stereo}: ") and " voices here (SPEAKER_0" in result.stderr, result.stderr

@@ -20,7 +20,8 @@ ENROLL_EXAMPLES = """
 Examples:
   witness enroll Diane diane-voicemail.wav      a recording of Diane alone
   witness enroll Diane more.m4a --add           another recording, same voice
-  witness enroll Diane call.wav --speaker SPEAKER_01   her side of a call (labels: witness diarize)
+  witness enroll Diane call.wav --speaker SPEAKER_01   her side of a call
+                                   (labels: witness diarize --channels mix call.wav)
   witness enroll Diane new.wav --replace        start her voice over
   witness call.wav                              Diane named where her voice matches
 """
@@ -61,8 +62,8 @@ def enroll(ctx, name, audio, mode, speaker, models_dir, offline, device, config_
     existing = read_voice(path) if path.is_file() else None
     check_mode(existing, mode or "new")  # before diarizing anything
     settings = apply_engine_options(load_settings(config_file), models_dir=models_dir, offline=offline, device=device)
-    settings = replace(settings, diarization=replace(settings.diarization, embedding="campplus"),
-                       voices=replace(settings.voices, use="none"))
+    settings = replace(settings, diarization=replace(settings.diarization, embedding="campplus", channels="mix"),
+                       voices=replace(settings.voices, use="none"))  # clusters (centroids) even on a stereo call
     model = resolve_models(settings, ("diarization",))["diarization"]
     prints = [enrollment_print(t, speaker)
               for _, t in transcripts(ctx, audio, settings, Sources(words=False, turns=True), {}, False)]

@@ -46,7 +46,7 @@ def enrollment_print(transcript: Transcript, speaker: str | None = None) -> Voic
         total = sum(seconds.values())
         if any(seconds[o] >= OTHER_VOICE_SHARE * total for o in others):
             raise InputError(f"{len(seconds)} voices here ({found}): enroll a recording of one voice, "
-                             "or pick one with --speaker (labels as `witness diarize` gives them)", path)
+                             "or pick one with --speaker (labels as `witness diarize --channels mix` gives them)", path)
     if seconds[speaker] < MIN_SPEECH_SECONDS:
         raise InputError(f"too little speech to enroll ({seconds[speaker]:.1f} s of {speaker}; "
                          f"at least {MIN_SPEECH_SECONDS:.0f} s)", path)
