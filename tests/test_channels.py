@@ -121,3 +121,20 @@ def test_split_is_forced_and_a_bad_mode_is_one_line(sample_audio, models_dir, tm
     config.write_text('[diarization]\nchannels = "both"\n')
     result = run("diarize", dual, "--config", config)
     assert result.exit_code != 0 and "channels = 'both'" in result.stderr and result.stdout == ""
+
+
+def test_where_both_speak_words_go_to_the_louder_channel():
+    """Hand-made levels, no model: channel 1 speaks 0-2 s, channel 2 (6 dB louder) 1.5-3 s."""
+    rng = np.random.default_rng(0)
+    n = 4 * 16000
+    channels = np.zeros((2, n), dtype=np.float32)
+    channels[0, :2 * 16000] = rng.normal(0, 0.05, 2 * 16000)
+    channels[1, 24000:48000] = rng.normal(0, 0.1, 24000)
+    frames = -(-n // 512)
+    times = np.arange(frames) * 512 / 16000
+    speech = np.stack([(times < 2.0), (times >= 1.5) & (times < 3.0)]).astype(np.float32)
+    split = StereoCall(channels, speech).turns()
+    assert [(t.speaker, round(t.start, 1), round(t.end, 1)) for t in split.turns] == [
+        ("CHANNEL_1", 0.0, 2.0), ("CHANNEL_2", 1.5, 3.0)]
+    assert [(t.speaker, round(t.start, 1), round(t.end, 1)) for t in split.exclusive_turns] == [
+        ("CHANNEL_1", 0.0, 1.5), ("CHANNEL_2", 1.5, 3.0)]

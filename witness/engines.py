@@ -151,7 +151,7 @@ def diarization_engine(job: DiarizationJob) -> Callable[[SharedAudio, Progress |
     def run(audio: SharedAudio, progress: Progress | None = None) -> TurnsResult:
         start = time.perf_counter()
         stereo = audio.open_stereo() if channels is not None else None
-        evidence, split = channels(stereo) if stereo is not None else (None, None)
+        evidence, split = channels(stereo, progress=progress) if stereo is not None else (None, None)
         if evidence is not None:
             log.info("stereo: %s (%s)", "speakers from the channels" if split else "diarized from the mix",
                      evidence.reason)

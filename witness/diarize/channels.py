@@ -31,6 +31,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from witness.diarize.features import SAMPLE_RATE
 from witness.diarize.vad import CHUNK, VadOptions, fixed_subwindows, regions_from_probabilities
+from witness.progress import Progress
 from witness.transcript import Turn
 
 MODES = ("auto", "mix", "split")
@@ -217,13 +218,15 @@ def _covers(turns: Sequence[Turn], starts: list[float], a: float, b: float) -> b
 
 
 def _louder(a: float, b: float, levels: np.ndarray, labels: Sequence[str]) -> list[Turn]:
-    """[a, b) cut where the louder channel changes (per frame)."""
-    first, last = int(a * SAMPLE_RATE) // FRAME, max(int(a * SAMPLE_RATE) // FRAME + 1, -(-int(b * SAMPLE_RATE) // FRAME))
-    louder = (levels[1, first:last] > levels[0, first:last]).astype(int)
-    if len(louder) == 0:
+    """[a, b) s cut where the louder channel changes (per frame)."""
+    first = int(a * SAMPLE_RATE) // FRAME
+    last = max(first + 1, -(-int(b * SAMPLE_RATE) // FRAME))
+    owner = (levels[1, first:last] > levels[0, first:last]).astype(int)
+    if len(owner) == 0:
         return [Turn(a, b, labels[0])]
-    cuts = [a] + [max(a, min(b, (first + i) * FRAME / SAMPLE_RATE)) for i in np.flatnonzero(np.diff(louder)) + 1] + [b]
-    owners = [louder[0]] + [louder[i] for i in np.flatnonzero(np.diff(louder)) + 1]
+    changes = np.flatnonzero(np.diff(owner)) + 1
+    cuts = [a, *np.clip((first + changes) * FRAME / SAMPLE_RATE, a, b).tolist(), b]
+    owners = [owner[0], *owner[changes]]
     return [Turn(s, e, labels[o]) for s, e, o in zip(cuts, cuts[1:], owners) if e > s]
 
 
@@ -251,13 +254,21 @@ def same_voice_share(embedder, signal: np.ndarray, regions: Sequence[tuple[float
 
 
 def diarize_channels(stereo: np.ndarray, vad, mode: str, voice_share: VoiceShare | None,
-                     options: ChannelOptions = ChannelOptions()) -> tuple[ChannelEvidence, ChannelTurns | None]:
+                     options: ChannelOptions = ChannelOptions(),
+                     progress: Progress | None = None) -> tuple[ChannelEvidence, ChannelTurns | None]:
     """(the evidence, the channels' turns when they decide the speakers) for ``stereo``
     ((2, n) float32) under ``mode`` ("auto": when ``inspect`` says so; "split": always, the
-    voice check skipped). ``vad``: a ``SileroVad``."""
+    voice check skipped). ``vad``: a ``SileroVad``; ``progress`` hears ("vad", channels done, 2)."""
     if mode not in ("auto", "split"):
         raise ValueError(f"channels mode {mode!r}: choose from {', '.join(MODES)}")
-    call = StereoCall(stereo, np.stack([vad.probabilities(stereo[c]) for c in (0, 1)]), options)
+    probabilities = []
+    for c in (0, 1):
+        if progress is not None:
+            progress("vad", c, 2)
+        probabilities.append(vad.probabilities(stereo[c]))
+    if progress is not None:
+        progress("vad", 2, 2)
+    call = StereoCall(stereo, np.stack(probabilities), options)
     evidence = call.inspect(voice_share if mode == "auto" else None)
     if mode == "split" and not evidence.split:
         evidence = _verdict(evidence, f"asked for (--channels split), although {evidence.reason}", split=True)

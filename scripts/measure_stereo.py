@@ -1,0 +1,121 @@
+"""Stereo calls with one party per channel (``scripts/stereo_cases.py``: the dev set's
+simulated calls, one speaker per channel, bleed -20 dB with a 20-80 ms delay): what the
+detection says, the split path's DER per file (strict and with a 0.25 s collar, against both
+references: the speech of each party's own channel, and the utterance spans), and with
+``--words`` the two ways to give words their speaker:
+
+- mix: Whisper once on the mono mix, each word to the louder channel's exclusive turn (what
+  ``witness`` does);
+- channels: Whisper on each channel where that channel speaks (silenced elsewhere, so the
+  other party's bleed is not transcribed); each word has its channel's speaker.
+
+Words are scored (WER, WDER) where the reference has text (whole utterances; a piece cut
+short by an overlap in the source call has none). Whisper seconds are in one run, on a
+shared machine: compare them as a ratio only.
+
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python scripts/measure_stereo.py
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python scripts/measure_stereo.py --words --model tiny.en
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import replace
+from functools import partial
+
+import numpy as np
+
+from scripts.stereo_cases import StereoCall, shared_channel_calls, stereo_calls
+from witness.audio import SAMPLE_RATE
+from witness.diarize.channels import ChannelTurns, diarize_channels, same_voice_share
+from witness.diarize.embedding import CamPlusPlusEmbedder
+from witness.diarize.vad import SileroVad
+from witness.evaluate import diarization_error
+from witness.evaluate.stm import StmSegment
+from witness.evaluate.wder import score_words
+from witness.evaluate.words import words_from_stm, words_from_transcript
+from witness.merge import group_utterances, merge
+from witness.models.campplus_onnx import campplus_onnx_path
+from witness.models.whisper_models import resolve_model, resolve_vad
+from witness.transcript import AudioMeta, Transcript, Word
+
+
+def der_row(call: StereoCall, split: ChannelTurns) -> list[float]:
+    """DER % strict and with a 0.25 s collar, against the channel speech and the spans."""
+    return [100 * diarization_error(list(reference), list(split.turns), collar=collar).der
+            for reference in (call.reference, call.spans) for collar in (0.0, 0.25)]
+
+
+def in_texted(call: StereoCall, word: Word) -> bool:
+    middle = (word.start + word.end) / 2
+    return any(s - 0.2 <= middle <= e + 0.2 for s, e, _, _ in call.texts)
+
+
+def scored(call: StereoCall, words: list[Word]) -> tuple[float, float]:
+    """(WER %, WDER %) of speaker-labelled ``words`` where the reference has text."""
+    kept = sorted((w for w in words if in_texted(call, w)), key=lambda w: (w.start, w.end))
+    transcript = Transcript(AudioMeta(call.name, call.duration), group_utterances(kept, 2.0))
+    reference = words_from_stm(StmSegment(call.name, "1", label, s, e, text) for s, e, label, text in call.texts)
+    wer, wder = score_words(reference, words_from_transcript(transcript))
+    return 100 * wer.wer, 100 * wder.wder
+
+
+def words_by_mix(engine, call: StereoCall, split: ChannelTurns) -> list[Word]:
+    return list(merge(engine.transcribe(call.channels.mean(axis=0)).words, split.exclusive_turns).words)
+
+
+def words_by_channel(engine, call: StereoCall, split: ChannelTurns) -> list[Word]:
+    """Each channel transcribed where it speaks (silenced elsewhere, so the speech gate skips
+    the other party's bleed): about as much audio as the mix, plus the overlaps."""
+    words = []
+    for c, label in enumerate(("CHANNEL_1", "CHANNEL_2")):
+        signal = np.zeros(call.channels.shape[1], dtype=np.float32)
+        for t in split.turns:
+            if t.speaker == label:
+                first, last = int(t.start * SAMPLE_RATE), int(t.end * SAMPLE_RATE)
+                signal[first:last] = call.channels[c, first:last]
+        words += [replace(w, speaker=label) for w in engine.transcribe(signal).words]
+    return words
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--words", action="store_true", help="also compare the two word attributions")
+    parser.add_argument("--model", default="tiny.en", help="Whisper model for --words")
+    args = parser.parse_args()
+    vad = SileroVad(resolve_vad())
+    voice_share = partial(same_voice_share, CamPlusPlusEmbedder(campplus_onnx_path()))
+    engine = None
+    if args.words:
+        from witness.asr.whisper import WhisperEngine
+
+        engine = WhisperEngine(resolve_model(args.model).path, vad_path=resolve_vad())
+    print("file                      s   split  one_voice      DER% channel speech (strict, collar)  spans (strict, collar)"
+          + ("   WER/WDER% mix   channels   Whisper s mix  channels" if engine else ""))
+    totals = {"mix": 0.0, "channels": 0.0}
+    for call in stereo_calls(vad) + shared_channel_calls(vad):
+        evidence, split = diarize_channels(call.channels, vad, "auto", voice_share)
+        voices = "-" if evidence.one_voice is None else "/".join(f"{v:.2f}" for v in evidence.one_voice)
+        line = f"{call.name:24s} {call.duration:4.0f}  {str(evidence.split):5s}  {voices:9s}"
+        if split is None:
+            print(f"{line}  ({evidence.reason})")
+            continue
+        line += "      {:5.2f} {:5.2f}                     {:5.2f} {:5.2f}".format(*der_row(call, split))
+        if engine is not None:
+            results = {}
+            for name, method in (("mix", words_by_mix), ("channels", words_by_channel)):
+                began = time.perf_counter()
+                words = method(engine, call, split)
+                totals[name] += time.perf_counter() - began
+                results[name] = scored(call, words) + (time.perf_counter() - began,)
+            line += "   {:5.1f}/{:4.1f}   {:5.1f}/{:4.1f}   {:6.1f} {:6.1f}".format(
+                *results["mix"][:2], *results["channels"][:2], results["mix"][2], results["channels"][2])
+        print(line)
+    if engine is not None:
+        print(f"Whisper seconds in all: mix {totals['mix']:.1f}, channels {totals['channels']:.1f} "
+              f"({totals['channels'] / totals['mix']:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
