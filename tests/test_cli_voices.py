@@ -24,16 +24,21 @@ def run(*args: object):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
-def solo_wav(samples: np.ndarray, rttm: Path, speaker: str, out: Path) -> Path:
-    """``speaker``'s turns of the call, with every other speaker's turns cut out, as one wav."""
-    (turns,) = read_rttm(rttm).values()
-    audio = np.concatenate([samples[round(s * 16000):round(e * 16000)] for s, e in solo_regions(tuple(turns), speaker)])
+def write_wav(audio: np.ndarray, out: Path) -> Path:
+    """``audio`` ((n,) float32, 16 kHz) as a 16-bit mono wav."""
     with wave.open(str(out), "wb") as w:
         w.setnchannels(1)
         w.setsampwidth(2)
         w.setframerate(16000)
         w.writeframes((np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes())
     return out
+
+
+def solo_wav(samples: np.ndarray, rttm: Path, speaker: str, out: Path) -> Path:
+    """``speaker``'s turns of the call, with every other speaker's turns cut out, as one wav."""
+    (turns,) = read_rttm(rttm).values()
+    return write_wav(np.concatenate([samples[round(s * 16000):round(e * 16000)]
+                                     for s, e in solo_regions(tuple(turns), speaker)]), out)
 
 
 def speaker_of(turns, reference, name: str) -> str:
@@ -130,15 +135,23 @@ def test_a_call_with_two_voices_is_refused_unless_one_is_picked(sample_call, no_
 
 
 
-def test_a_stereo_call_is_enrolled_from_its_mix(models_dir, tmp_path, no_enrolled_voices):
+
+def test_a_stereo_call_enrolls_from_its_mix_and_names_a_channel(models_dir, tmp_path, no_enrolled_voices):
     """One party per channel gives channel speakers without clusters: enrollment diarizes
-    the mix instead, so the two voices are found (and refused) as in a mono call."""
+    the mix (two voices found, refused, as in a mono call); a run embeds each channel's own
+    speech when voices are enrolled, so an enrolled party names its channel."""
     from scripts.stereo_cases import stereo_calls
     from witness.diarize.vad import SileroVad
     from witness.models.whisper_models import resolve_vad
 
-    stereo = stereo_calls(SileroVad(resolve_vad(models_dir)))[0].write(tmp_path / "stereo.wav")
-    assert run("diarize", stereo, "--models-dir", models_dir).stdout.startswith(";; speakers from the stereo channels")
-    result = run("enroll", "Diane", stereo, "--models-dir", models_dir)
+    call = stereo_calls(SileroVad(resolve_vad(models_dir)))[0]
+    stereo = call.write(tmp_path / "stereo.wav")
+    result = run("enroll", "Agent", stereo, "--models-dir", models_dir)
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.startswith(f"witness: {stereo}: ") and " voices here (SPEAKER_0" in result.stderr, result.stderr
+    own = np.concatenate([call.channels[0][round(s * 16000):round(e * 16000)]
+                          for s, e in solo_regions(call.reference, "CHANNEL_1")])
+    assert run("enroll", "Agent", write_wav(own, tmp_path / "agent.wav"), "--models-dir", models_dir).exit_code == 0
+    named = run("diarize", stereo, "--models-dir", models_dir)
+    assert named.stdout.startswith(";; speakers from the stereo channels"), named.stderr
+    assert {t.speaker for t in parse_rttm(named.stdout)["stereo"]} == {"Agent", "CHANNEL_2"}

@@ -62,6 +62,7 @@ class DiarizationJob:
     segmentation_threads: int = 1
     embedding_threads: int = 1
     channel_vad: str | None = None  # Silero VAD's file: a stereo call's speakers may come from its channels
+    channel_centroids: bool = False  # embed each split channel's speech (enrolled voices are to be matched)
 
 
 @dataclass(frozen=True)
@@ -157,8 +158,9 @@ def diarization_engine(job: DiarizationJob) -> Callable[[SharedAudio, Progress |
                      evidence.reason)
         if split is not None:
             info = {"method": "channels", "channels": evidence.to_dict(), "speakers_found": 2}
+            centroids = _channel_centroids(diarizer, stereo, split.exclusive_turns) if job.channel_centroids else {}
             seconds = time.perf_counter() - start
-            return TurnsResult(split.turns, split.exclusive_turns, info, {"channels": seconds}, seconds)
+            return TurnsResult(split.turns, split.exclusive_turns, info, {"channels": seconds}, seconds, centroids)
         out = diarizer.run(audio.open(), bounds, progress)
         info = {"method": "model", **diarization_info(diarizer, out, providers)}
         if evidence is not None:
@@ -167,6 +169,21 @@ def diarization_engine(job: DiarizationJob) -> Callable[[SharedAudio, Progress |
                            dict(out.centroids))
 
     return run
+
+
+def _channel_centroids(diarizer: Diarizer, stereo: np.ndarray, exclusive_turns) -> dict[str, np.ndarray]:
+    """Each channel speaker's centroid, (dim,) float32 by label: its own speech (where its
+    channel is the louder) embedded from its own channel."""
+    from witness.diarize.channels import LABELS
+    from witness.diarize.pieces import speech_centroid
+
+    centroids = {}
+    for channel, label in enumerate(LABELS):
+        regions = [(t.start, t.end) for t in exclusive_turns if t.speaker == label]
+        centroid = speech_centroid(diarizer.embedder, stereo[channel], regions)
+        if centroid is not None:
+            centroids[label] = centroid
+    return centroids
 
 
 def _channel_splitter(job: DiarizationJob, diarizer: Diarizer):

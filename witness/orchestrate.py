@@ -135,8 +135,10 @@ def enrolled_voices(settings: Settings, models: DiarizationModels | None) -> tup
     return voices_for_run(settings.voices.use, models.embedding, models.embedding_path)
 
 
-def worker_jobs(settings: Settings, devices: Devices, plan: Plan, models: dict[str, Any]) -> dict[str, Any]:
-    """Each engine's worker job: its resolved models, device and the plan's threads."""
+def worker_jobs(settings: Settings, devices: Devices, plan: Plan, models: dict[str, Any],
+                channel_centroids: bool = False) -> dict[str, Any]:
+    """Each engine's worker job: its resolved models, device and the plan's threads;
+    ``channel_centroids``: a split stereo call's channels are embedded (voices to match)."""
     jobs: dict[str, Any] = {}
     if "asr" in models:
         jobs["asr"] = AsrJob(models["asr"], replace(settings.whisper, threads=plan.whisper_threads),
@@ -144,7 +146,8 @@ def worker_jobs(settings: Settings, devices: Devices, plan: Plan, models: dict[s
     if "diarization" in models:
         threads = plan.onnx_threads_per_model
         jobs["diarization"] = DiarizationJob(settings.diarization, models["diarization"], devices.segmentation,
-                                             devices.embedding, threads, threads, models.get("channel_vad"))
+                                             devices.embedding, threads, threads, models.get("channel_vad"),
+                                             channel_centroids)
     return jobs
 
 
@@ -305,7 +308,7 @@ class Orchestrator:
             if self._jobs is None:
                 models = resolve_models(self.settings, self.names, self.model_progress)
                 self._voices = enrolled_voices(self.settings, models.get("diarization"))
-                self._jobs = worker_jobs(self.settings, self.devices, self.plan, models)
+                self._jobs = worker_jobs(self.settings, self.devices, self.plan, models, bool(self._voices))
             worker = self._workers[name] = Worker(name, ENGINE_FACTORIES[name], (self._jobs[name],))
         return worker
 

@@ -18,6 +18,7 @@ from witness.diarize.assign import cosine_similarity, label_centroids
 from witness.diarize.clustering import SpeakerBounds, ahc_clusters_found
 from witness.diarize.config import ClusteringConfig
 from witness.diarize.features import SAMPLE_RATE
+from witness.diarize.vad import fixed_subwindows
 from witness.transcript import Turn
 
 MASK_HOP = 160  # samples per mask frame (10 ms)
@@ -98,3 +99,17 @@ def piece_centroids(embeddings: np.ndarray, labels: np.ndarray) -> dict[str, np.
     labels = np.asarray(labels)
     return {name: embeddings[finite & (labels == label)].mean(axis=0)
             for label, name in _speaker_names(labels).items() if (finite & (labels == label)).any()}
+
+
+def speech_centroid(embedder, signal: np.ndarray, regions: list[tuple[float, float]],
+                    piece_seconds: float = 10.0, pieces_per_call: int = 16) -> np.ndarray | None:
+    """(dim,) float32 mean embedding of one speaker's speech ``regions`` (s) in ``signal``
+    ((n,) float32), cut into pieces of up to ``piece_seconds`` (a segmentation window's
+    length, so the mean is like a cluster centroid); None when no piece could be embedded."""
+    pieces = fixed_subwindows(regions, piece_seconds, embedder.min_clean_seconds)
+    rows = []
+    for first in range(0, len(pieces), pieces_per_call):
+        rows.append(embedder.embed(*piece_batch(signal, pieces[first:first + pieces_per_call])))
+    embeddings = np.concatenate(rows) if rows else np.zeros((0, 1), dtype=np.float32)
+    finite = embeddings[~np.isnan(embeddings).any(axis=1)]
+    return finite.mean(axis=0).astype(np.float32) if len(finite) else None
