@@ -91,13 +91,15 @@ def measure_long(page_file: Path, quote: str) -> dict[str, float]:
             box.value = box.value + ' '; const t = performance.now();
             box.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
             requestAnimationFrame(() => setTimeout(() => done(performance.now() - t))); })""")
-        result["seek (click a word near the end)_ms"] = page.evaluate("""() => { const u = document.querySelectorAll('.u');
-            const word = u[u.length - 3].querySelector('p span'); word.scrollIntoView();
+        page.evaluate("() => { const u = document.querySelectorAll('.u'); u[u.length - 3].scrollIntoView(); }")
+        word = page.locator(".u").nth(-3).locator("p span").first  # its words become spans once on screen
+        word.wait_for()
+        result["seek (click a word near the end)_ms"] = word.evaluate("""word => {
             const t = performance.now(); word.click(); return performance.now() - t; }""")
         result["seek to 'seeked' event_ms"] = page.evaluate("""() => new Promise(done => { const a = document.getElementById('audio');
             a.pause(); const t = performance.now();
             a.addEventListener('seeked', () => done(performance.now() - t), {once: true}); a.currentTime = a.duration / 3; })""")
-        result["words"] = page.evaluate("document.querySelectorAll('.u p span').length")
+        result["word spans built (on screen or played)"] = page.evaluate("document.querySelectorAll('.u p span').length")
         result["utterances"] = page.evaluate("document.querySelectorAll('.u').length")
     return result
 

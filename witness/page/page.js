@@ -24,19 +24,38 @@
   });
   uw[U.length] = n;
 
-  // --- render: one string, one innerHTML; off-screen utterances skip layout (content-visibility)
+  // --- render: one string, one innerHTML, each utterance's words as plain text; they become
+  // spans (to click, mark, highlight) only when the utterance nears the screen or is played or
+  // searched, and off-screen utterances skip layout (content-visibility), so hours load fast
   const speakerClass = (k) => (k < 0 ? "ku" : "k" + D.speakers[k].colour);
   const speakerName = (k) => (k < 0 ? "UNKNOWN" : D.speakers[k].name);
   const html = [];
   U.forEach((u, i) => {
     const k = u[2], name = D.speakers.length ? `<span class="n s${k}">${esc(speakerName(k))}</span>` : "";
-    const spans = [];
-    for (let j = uw[i]; j < uw[i + 1]; j++) spans.push(`<span>${esc(words[j])}</span>`);
-    html.push(`<div class="u ${speakerClass(k)}"><a class="t">${u[3]}</a>${name}<p>${spans.join(" ")}</p></div>`);
+    html.push(`<div class="u ${speakerClass(k)}" data-i="${i}"><a class="t">${u[3]}</a>${name}` +
+      `<p>${esc(words.slice(uw[i], uw[i + 1]).join(" "))}</p></div>`);
   });
   tx.innerHTML = html.length ? html.join("") : '<p id="empty">No speech was found in this audio.</p>';
   const uEls = tx.children;
-  const wordEl = (i) => uEls[wu[i]].lastChild.children[i - uw[wu[i]]];
+  const built = new Uint8Array(U.length);
+  const marks = new Uint8Array(n);  // per word: 1 a search hit, 2 the current hit
+  let nowWord = -1, nowUtt = -1;
+  const markClass = (j) => (marks[j] & 1 ? "hit" : "") + (marks[j] & 2 ? " cur" : "") + (j === nowWord ? " now" : "");
+  function build(i) {
+    if (built[i]) return;
+    built[i] = 1;
+    const spans = [];
+    for (let j = uw[i]; j < uw[i + 1]; j++) {
+      const c = markClass(j).trim();
+      spans.push(`<span${c ? ` class="${c}"` : ""}>${esc(words[j])}</span>`);
+    }
+    uEls[i].lastChild.innerHTML = spans.join(" ");
+  }
+  const wordEl = (i) => { build(wu[i]); return uEls[wu[i]].lastChild.children[i - uw[wu[i]]]; };
+  const near = new IntersectionObserver((entries) => {
+    for (const e of entries) if (e.isIntersecting) { build(+e.target.dataset.i); near.unobserve(e.target); }
+  }, { rootMargin: "800px 0px" });
+  if (U.length) for (const el of uEls) near.observe(el);
 
   // --- audio: embedded bytes (after this script in the page, so the transcript shows first)
   // become a Blob URL (seekable); a linked file is used as it is
@@ -68,7 +87,6 @@
   function seekBy(dt) { audio.currentTime = Math.max(0, Math.min(audio.currentTime + dt, duration())); sync(); }
   function utteranceNow() { const i = upper(ws, audio.currentTime + 1e-3, n) - 1; return i < 0 ? -1 : wu[i]; }
 
-  let nowWord = -1, nowUtt = -1;
   function sync() {
     const t = audio.currentTime;
     $("playhead").style.left = (100 * t / duration()) + "%";
@@ -98,8 +116,8 @@
   tx.addEventListener("click", (e) => {
     const el = e.target, u = el.closest(".u");
     if (!u) return;
-    const i = Array.prototype.indexOf.call(uEls, u);
-    if (el.parentElement && el.parentElement.tagName === "P") {
+    const i = +u.dataset.i;
+    if (el.tagName === "SPAN" && el.parentElement.tagName === "P") {
       playFrom(ws[uw[i] + Array.prototype.indexOf.call(el.parentElement.children, el)]);
     } else if (el.classList.contains("t") || el.classList.contains("n")) {
       playFrom(U[i][0]);
@@ -114,11 +132,11 @@
     const dpr = devicePixelRatio || 1, w = canvas.clientWidth * dpr, h = canvas.clientHeight * dpr;
     canvas.width = w; canvas.height = h;
     const g = canvas.getContext("2d"), css = getComputedStyle(document.documentElement), rowH = h / rows;
-    const colour = (k) => css.getPropertyValue(k < 0 ? "--cu" : "--c" + D.speakers[k].colour);
+    const colours = D.speakers.map((sp) => css.getPropertyValue("--c" + sp.colour)), unknown = css.getPropertyValue("--cu");
     const scale = w / duration();
     U.forEach((u) => {
       const k = u[2], row = k < 0 ? rows - 1 : (D.speakers.length ? k : 0);
-      g.fillStyle = colour(k);
+      g.fillStyle = k < 0 ? unknown : colours[k];
       g.fillRect(u[0] * scale, row * rowH + 1, Math.max(1, (u[1] - u[0]) * scale), rowH - 2);
     });
     g.fillStyle = css.getPropertyValue("--cur");
@@ -132,8 +150,14 @@
   audio.addEventListener("durationchange", drawTimeline);
 
   // --- search: words normalised (case, punctuation) and joined by spaces; a hit marks its words
-  let norm = null, hits = [], hit = -1, marked = [], searched = "";
+  let norm = null, hits = [], hit = -1, searched = "";
   const clean = (s) => s.toLowerCase().replace(/[^\p{L}\p{N}'\s]+/gu, "").replace(/\s+/g, " ").trim();
+  function mark([a, b], bit, on) {  // words a..b: the mark in ``marks``, and on their spans where built
+    for (let j = a; j <= b; j++) {
+      marks[j] = on ? marks[j] | bit : marks[j] & ~bit;
+      if (built[wu[j]]) wordEl(j).className = markClass(j).trim();
+    }
+  }
   function buildIndex() {
     norm = U.map((u, i) => {
       let text = "", at = [], ids = [];
@@ -148,8 +172,8 @@
   }
   function search(query) {
     searched = query;
-    for (const el of marked) el.classList.remove("hit", "cur");
-    marked = []; hits = []; hit = -1;
+    for (const h of hits) mark(h, 3, false);
+    hits = []; hit = -1;
     const q = clean(query);
     if (q) {
       if (!norm) buildIndex();
@@ -159,19 +183,18 @@
           hits.push([x.ids[a], x.ids[b]]);
         }
       });
-      for (const [a, b] of hits) for (let j = a; j <= b; j++) { const el = wordEl(j); el.classList.add("hit"); marked.push(el); }
+      for (const h of hits) mark(h, 1, true);
     }
     $("count").textContent = q ? (hits.length ? `${hits.length} found` : "not found") : "";
     drawTimeline();
   }
   function goToHit(step) {
     if (!hits.length) return;
-    if (hit >= 0) for (let j = hits[hit][0]; j <= hits[hit][1]; j++) wordEl(j).classList.remove("cur");
+    if (hit >= 0) mark(hits[hit], 2, false);
     hit = (hit + step + hits.length) % hits.length;
-    const [a, b] = hits[hit];
-    for (let j = a; j <= b; j++) wordEl(j).classList.add("cur");
-    wordEl(a).scrollIntoView({ block: "center" });
-    audio.currentTime = ws[a];
+    mark(hits[hit], 2, true);
+    wordEl(hits[hit][0]).scrollIntoView({ block: "center" });
+    audio.currentTime = ws[hits[hit][0]];
     sync();
     $("count").textContent = `${hit + 1} of ${hits.length}`;
   }
@@ -254,6 +277,7 @@
 
   drawTimeline();
   sync();
+  (window.requestIdleCallback || setTimeout)(() => norm || buildIndex());  // the first search need not wait
   // ms since navigation when the transcript can be used, and of that, ms this script took
   document.documentElement.dataset.ready = String(Math.round(performance.now()));
   document.documentElement.dataset.scriptMs = String(Math.round(performance.now() - scriptStart));
