@@ -28,8 +28,9 @@ sys.path.insert(0, str(REPO))
 
 from scripts import SAMPLE_CALL  # noqa: E402
 from tests.browser import chromium_context, open_page  # noqa: E402
+from tests.stm_transcript import repeated  # noqa: E402
 from witness.page.audio import OPUS_BITRATE_PER_CHANNEL, OPUS_OPTIONS, reencoded  # noqa: E402
-from witness.transcript import Transcript, Turn, Utterance, read_transcript  # noqa: E402
+from witness.transcript import Transcript, read_transcript  # noqa: E402
 from witness.writers import PageSource, render  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -48,11 +49,10 @@ def sample_pages(out: Path) -> tuple[Path, Path]:
 
 
 def long_call(transcript: Transcript, wav: Path, hours: float, out: Path) -> tuple[Transcript, Path]:
-    """``transcript`` and ``wav`` repeated every ``transcript.audio.duration`` seconds for ``hours``."""
+    """``transcript`` and ``wav`` repeated for ``hours``."""
     import wave
 
-    step = transcript.audio.duration
-    copies = round(hours * 3600 / step)
+    copies = round(hours * 3600 / transcript.audio.duration)
     with wave.open(str(wav), "rb") as r:
         params, frames = r.getparams(), r.readframes(r.getnframes())
     long_wav = out / "long.wav"
@@ -60,15 +60,8 @@ def long_call(transcript: Transcript, wav: Path, hours: float, out: Path) -> tup
         w.setparams(params)
         for _ in range(copies):
             w.writeframes(frames)
-
-    def shifted(u: Utterance, by: float) -> Utterance:
-        return replace(u, start=u.start + by, end=u.end + by,
-                       words=tuple(replace(x, start=x.start + by, end=x.end + by) for x in u.words))
-
-    utterances = tuple(shifted(u, k * step) for k in range(copies) for u in transcript.utterances)
-    turns = tuple(Turn(t.start + k * step, t.end + k * step, t.speaker) for k in range(copies) for t in transcript.turns)
-    audio = replace(transcript.audio, path=str(long_wav), duration=copies * step)
-    return replace(transcript, audio=audio, utterances=utterances, turns=turns), long_wav
+    long = repeated(transcript, copies)
+    return replace(long, audio=replace(long.audio, path=str(long_wav))), long_wav
 
 
 def measure_long(page_file: Path, quote: str) -> dict[str, float]:

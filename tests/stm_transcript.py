@@ -7,6 +7,7 @@ Whisper writes it) are spread evenly over the line's span and carry the line's s
 from __future__ import annotations
 
 import wave
+from dataclasses import replace
 from pathlib import Path
 
 from witness.evaluate.stm import StmSegment, read_stm
@@ -37,4 +38,22 @@ def transcript_from_stm(stm: Path, audio: Path) -> Transcript:
         speakers=speakers_in_order(u.speaker for u in utterances),
         turns=tuple(Turn(u.start, u.end, u.speaker) for u in utterances),
         exclusive_turns=tuple(Turn(u.start, u.end, u.speaker) for u in utterances),
+    )
+
+
+def repeated(t: Transcript, copies: int) -> Transcript:
+    """``t`` said ``copies`` times, one after the other (every ``t.audio.duration`` seconds):
+    an hours-long transcript from a short one."""
+    step = t.audio.duration
+
+    def shifted(u: Utterance, by: float) -> Utterance:
+        return replace(u, start=u.start + by, end=u.end + by,
+                       words=tuple(replace(w, start=w.start + by, end=w.end + by) for w in u.words))
+
+    return replace(
+        t,
+        audio=replace(t.audio, duration=copies * step),
+        utterances=tuple(shifted(u, k * step) for k in range(copies) for u in t.utterances),
+        turns=tuple(Turn(x.start + k * step, x.end + k * step, x.speaker) for k in range(copies) for x in t.turns),
+        exclusive_turns=(),
     )

@@ -16,7 +16,7 @@ import pytest
 
 from tests.audio_factory import FORMATS, encode
 from tests.browser import chromium_context, open_page
-from tests.stm_transcript import transcript_from_stm
+from tests.stm_transcript import repeated, transcript_from_stm
 from witness.cli.options import parse_speaker_names
 from witness.page import to_html
 from witness.page.audio import embedded, linked
@@ -189,6 +189,26 @@ def test_renaming_builds_the_speaker_names_option(page):
     assert page.locator(".u .n.s1").first.inner_text() == "Sheila O'Neil"
     page.fill('#speakers input[data-k="0"]', "Diane, NJ")
     assert page.input_value("#names-out") == "" and "comma" in page.inner_text("#names-msg")
+
+
+def test_a_long_page_makes_words_clickable_as_they_come_on_screen(browser, transcript, sample_call, tmp_path):
+    context, _ = browser
+    long = repeated(transcript, 120)  # an hour
+    html = tmp_path / "long.html"
+    html.write_text(to_html(long, linked(sample_call / "sample.wav", tmp_path)), encoding="utf-8")
+    tab = open_page(context, html)
+    assert tab.locator(".u").count() == len(long.utterances)
+    assert tab.locator(".u p span").count() < len(long.words) / 20  # only what is near the screen
+    tab.fill("#q", "originally from chicago")
+    tab.keyboard.press("Enter")
+    tab.keyboard.press("Shift+Enter")  # the last match, an hour down
+    assert tab.inner_text("#count") == "240 of 240"
+    expect(tab.locator("span.cur")).to_have_text(["originally", "from", "Chicago"])  # Diane's, in the last copy
+    assert tab.locator("span.hit").count() < 3 * 240  # marked where built; the rest when they are
+    middle = tab.locator(".u").nth(60 * len(transcript.utterances) + 7)  # Sheila's, half an hour down
+    middle.scroll_into_view_if_needed()
+    expect(middle.locator("span.hit")).to_have_text(["originally", "from", "Chicago."])
+    tab.close()
 
 
 def test_the_layout_renders(page, tmp_path):
