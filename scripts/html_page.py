@@ -5,6 +5,7 @@ transcript in headless Chromium: time to interactive, a search, a seek.
 
     python scripts/html_page.py                                 # sizes, 2-hour timings
     python scripts/html_page.py --screenshot scripts/html_page.png --hours 2 --out /tmp/page
+    python scripts/html_page.py --hours 10 --linked-only        # the page's own cost at 10 hours
 
 The sample call is transcribed for real (`witness -o OUT --format json,html`). The long
 transcript repeats that transcript (and its audio, so the page embeds a real 2-hour
@@ -103,6 +104,8 @@ def main() -> None:
     parser.add_argument("--hours", type=float, default=2.0)
     parser.add_argument("--screenshot", type=Path, help="save the sample page's screenshot here")
     parser.add_argument("--quote", default="originally from Chicago", help="what the search looks for")
+    parser.add_argument("--linked-only", action="store_true",
+                        help="only a linked long page, to the sample call itself (e.g. --hours 10 in seconds)")
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="witness-page-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -129,18 +132,22 @@ def main() -> None:
             page.screenshot(path=str(args.screenshot))
         print(f"screenshot: {args.screenshot} ({args.screenshot.stat().st_size:,} B)")
 
-    transcript, long_wav = long_call(read_transcript(out / "sample.json"), wav, args.hours, out)
-    started = time.perf_counter()
-    page_text = render("html", transcript, PageSource(long_wav, "embed"), out)
-    seconds = time.perf_counter() - started
-    (out / "long.html").write_text(page_text, encoding="utf-8")
-    (out / "long-linked.html").write_text(render("html", transcript, PageSource(long_wav, "link"), out), encoding="utf-8")
-    print(f"{args.hours:g}-hour call: wav {long_wav.stat().st_size:,} B; page embedded (Opus) "
-          f"{(out / 'long.html').stat().st_size:,} B, made in {seconds:.1f} s; linked "
-          f"{(out / 'long-linked.html').stat().st_size:,} B")
-    for label, page_file in (("embedded", out / "long.html"), ("linked", out / "long-linked.html")):
+    sample = read_transcript(out / "sample.json")
+    if args.linked_only:  # no long WAV and no re-encode: the page links the 30 s call (seeks stop there)
+        transcript = repeated(sample, round(args.hours * 3600 / sample.audio.duration))
+        pages = {"linked": (out / "long-linked.html", PageSource(wav, "link"))}
+    else:
+        transcript, long_wav = long_call(sample, wav, args.hours, out)
+        pages = {"embedded": (out / "long.html", PageSource(long_wav, "embed")),
+                 "linked": (out / "long-linked.html", PageSource(long_wav, "link"))}
+    for label, (page_file, source) in pages.items():
+        started = time.perf_counter()
+        page_file.write_text(render("html", transcript, source, out), encoding="utf-8")
+        print(f"{args.hours:g}-hour page, audio {label}: {page_file.stat().st_size:,} B, made in "
+              f"{time.perf_counter() - started:.1f} s")
+    for label, (page_file, _) in pages.items():
         for key, value in measure_long(page_file, args.quote).items():
-            print(f"  {label:8s} {key:40s} {value:10.1f}")
+            print(f"  {label:8s} {key:55s} {value:10.1f}")
     print(f"pages in {out}")
 
 
