@@ -248,3 +248,35 @@ def test_campplus_rows_do_not_influence_each_other(campplus, sample_audio):
     together = campplus.embed(windows)
     alone = np.concatenate([campplus.embed(w[None]) for w in windows])
     np.testing.assert_allclose(together, alone, atol=1e-5)
+
+
+def test_campplus_batches_equal_single_rows(campplus_onnx, sample_audio):
+    """Rows that share a model call (equal kept-frame counts: here no masks) give what they
+    give alone: 20 windows in calls of 16 + 4 rows vs 20 calls of one."""
+    windows = np.stack([sample_audio[i:i + 48000] for i in range(0, 20 * 20_000, 20_000)])  # 3 s, 1.25 s apart
+    batched = CamPlusPlusEmbedder(campplus_onnx, batch_size=16).embed(windows)
+    single = CamPlusPlusEmbedder(campplus_onnx, batch_size=1).embed(windows)
+    np.testing.assert_allclose(batched, single, atol=1e-5)
+
+
+def test_campplus_features_of_the_kept_frames_only_are_those_of_the_whole_window(campplus, sample_audio, turns):
+    """The fbank is computed for the kept frames only: the same rows as computing the whole
+    window and then picking them (what the embedder did before), and the same embeddings."""
+    from witness.diarize.embedding import keep_frames
+    from witness.diarize.features import (FBANK_FRAME, FBANK_HOP, campplus_fbank, fbank_frames,
+                                          kaldi_fbank_of_frames, mean_normalise)
+
+    starts = [0, 8 * 16000, 20 * 16000]
+    windows = np.stack([sample_audio[s:s + WINDOW_SAMPLES] for s in starts for _ in (A, B)])
+    masks = np.stack([window_mask(turns, who, s) for s in starts for who in (A, B)])
+    whole = campplus_fbank(windows)
+    centres = np.arange(whole.shape[1]) * FBANK_HOP + FBANK_FRAME // 2
+    keep = keep_frames(masks, WINDOW_SAMPLES, centres, len(windows))
+    frames = fbank_frames(windows, 1.0)
+    for row in range(len(windows)):
+        np.testing.assert_allclose(kaldi_fbank_of_frames(frames[row, keep[row]], "povey"), whole[row, keep[row]],
+                                   rtol=0, atol=1e-5)
+    before = np.full((len(windows), 192), np.nan, np.float32)
+    for row in np.flatnonzero(keep.sum(axis=1) >= 50):  # 0.5 s of kept frames
+        before[row] = campplus.embed_features(mean_normalise(whole[row, keep[row]][None]))[0]
+    np.testing.assert_allclose(campplus.embed(windows, masks), before, atol=1e-6)

@@ -198,8 +198,18 @@ def kaldi_fbank(waveform: np.ndarray, window: str = "hamming", scale: float = IN
     by default). Returns (..., 1 + (samples - 400) // 160, 80) float32 (0 frames under 400
     samples).
     """
-    scaled = np.asarray(waveform, dtype=np.float64) * scale
-    frames = _frames(scaled, FBANK_FRAME, FBANK_HOP)
+    return kaldi_fbank_of_frames(fbank_frames(waveform, scale), window)
+
+
+def fbank_frames(waveform: np.ndarray, scale: float = INT16_SCALE) -> np.ndarray:
+    """The 400-sample frames behind ``kaldi_fbank`` (every 160 samples, ``snip_edges``), of
+    the waveform times ``scale``: (..., frames, 400) float64."""
+    return _frames(np.asarray(waveform, dtype=np.float64) * scale, FBANK_FRAME, FBANK_HOP)
+
+
+def kaldi_fbank_of_frames(frames: np.ndarray, window: str = "hamming") -> np.ndarray:
+    """``kaldi_fbank`` of raw frames (..., 400) → (..., 80) float32: every step works within
+    a frame, so a caller may transform only the frames it keeps."""
     frames = frames - frames.mean(axis=-1, keepdims=True)
     previous = np.concatenate([frames[..., :1], frames[..., :-1]], axis=-1)
     frames = (frames - FBANK_PREEMPHASIS * previous) * kaldi_window(window)
@@ -209,10 +219,13 @@ def kaldi_fbank(waveform: np.ndarray, window: str = "hamming", scale: float = IN
     return np.log(np.maximum(energies, _F32_EPS)).astype(np.float32)
 
 
+CAMPPLUS_WINDOW, CAMPPLUS_SCALE = "povey", 1.0
+
+
 def campplus_fbank(waveform: np.ndarray) -> np.ndarray:
     """CAM++ input before mean normalisation, as 3D-Speaker trains on it: ``kaldi_fbank`` with
     the "povey" window on the unscaled waveform. (..., samples) float32 → (..., frames, 80) float32."""
-    return kaldi_fbank(waveform, window="povey", scale=1.0)
+    return kaldi_fbank(waveform, window=CAMPPLUS_WINDOW, scale=CAMPPLUS_SCALE)
 
 
 def mean_normalise(features: np.ndarray) -> np.ndarray:
