@@ -54,6 +54,16 @@ def test_a_provider_that_does_not_load_runs_on_cpu_with_one_warning(models_dir, 
     assert y.shape == (1, 589, 7)
 
 
+def test_cuda_sessions_choose_convolutions_by_heuristics():
+    """CAM++'s input length changes from call to call: no exhaustive cuDNN search per shape."""
+    from witness.accel.providers import ProviderChoice, provider_list
+
+    assert provider_list(ProviderChoice("embedding", CUDA, "test", 1)) == [
+        (CUDA, {"device_id": "1", "cudnn_conv_algo_search": "HEURISTIC"}), CPU]
+    assert provider_list(ProviderChoice("embedding", MIGRAPHX, "test"), {"k": "v"}) == [
+        (MIGRAPHX, {"device_id": "0", "k": "v"}), CPU]
+
+
 def test_onnx_runtime_warnings_show_with_debug_only(models_dir, caplog, capfd):
     """With CUDA options ({"device_id": "0"}) ONNX Runtime warns "No registered plugin EP
     device found" on its default logger, on this CPU build as on onnxruntime-gpu (1.31.1

@@ -82,11 +82,19 @@ def short_name(provider: str) -> str:
     return next((k for k, v in NAMES.items() if v == provider), provider)
 
 
+# Options each GPU provider gets. CUDA: cuDNN picks each convolution's algorithm by its
+# heuristics instead of timing every algorithm (the provider's default, EXHAUSTIVE), which it
+# does again for every new input shape: CAM++ sees a new frame count in almost every call
+# (rows share a call only when their kept-frame counts match; 1.00 rows per call on a
+# 5-minute tiling of the sample call).
+PROVIDER_OPTIONS = {CUDA: {"cudnn_conv_algo_search": "HEURISTIC"}}
+
+
 def provider_list(choice: ProviderChoice, extra_options: dict[str, str] | None = None) -> list[Any]:
     """``providers=`` for an InferenceSession: the chosen one with its options, then CPU."""
     if choice.provider == CPU:
         return [CPU]
-    options: dict[str, Any] = {"device_id": str(choice.device_id)}
+    options: dict[str, Any] = {"device_id": str(choice.device_id), **PROVIDER_OPTIONS.get(choice.provider, {})}
     options.update(extra_options or {})
     return [(choice.provider, options), CPU]
 
