@@ -7,6 +7,7 @@ the main thread's embedding and clustering apart from the segmentation thread) a
 against the tiled human reference. Sessions are started on a short clip first, outside the timing.
 
     PYTHONPATH=. python scripts/bench_diarize_pipeline.py --minutes 10
+    ... --embedding campplus --device auto        # each stage on the GPU provider (doctor's choice)
     ... --step 2 --embed-batch 16 --variant window
     ... --embedding campplus --embed-every 10
 
@@ -23,6 +24,7 @@ import time
 from dataclasses import replace
 
 from scripts.diarization_cases import MODELS, ders, sample_call, tiled
+from witness.accel.providers import choose_provider
 from witness.diarize.config import config_for
 from witness.diarize.onnx_session import LazySession
 from witness.diarize.pipeline import Diarizer, RuntimeOptions
@@ -84,16 +86,20 @@ def main() -> None:
     parser.add_argument("--seg-threads", type=int, default=1)
     parser.add_argument("--embed-threads", type=int, default=1)
     parser.add_argument("--blas-threads", type=int, default=1, help="0: leave numpy's BLAS pool alone")
+    parser.add_argument("--device", default="cpu", help="auto (as a run chooses per model), cpu, cuda, migraphx, ...")
     args = parser.parse_args()
     case = tiled(sample_call(), args.minutes)
     models = choose_models(args.embedding, MODELS, segmentation=args.segmentation)
-    runtime = RuntimeOptions(segmentation_threads=args.seg_threads, embedding_threads=args.embed_threads,
+    runtime = RuntimeOptions(segmentation_providers=choose_provider("segmentation", args.device),
+                             embedding_providers=choose_provider("embedding", args.device),
+                             segmentation_threads=args.seg_threads, embedding_threads=args.embed_threads,
                              embedding_batch_size=args.embed_batch, blas_threads=args.blas_threads or None)
     config = config_for(args.embedding, window_step=args.step)
     if args.embed_every:
         config = replace(config, embed_every=args.embed_every)
     diarizer = Diarizer(models, config, runtime, args.variant)
     diarizer.run(case.samples[:11 * 16000])  # start the sessions outside the timing
+    providers = diarizer.open_sessions()  # what each model really runs on, after any fallback
     load = os.getloadavg()
     with OrtClock() as clock:
         cpu, main_cpu = time.process_time(), time.thread_time()
@@ -106,7 +112,7 @@ def main() -> None:
     print(f"{case.name}: {models.segmentation.name}, step {args.step} s, every {config.embed_every}, "
           f"{diarizer.embedding_name}, embedding batch "
           f"{diarizer.embedder.batch_size}, threads seg {args.seg_threads} / embed {args.embed_threads} / "
-          f"BLAS {args.blas_threads or 'default'}; "
+          f"BLAS {args.blas_threads or 'default'}; providers {providers}; "
           f"load average before {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
     for stage, seconds in out.timings.items():
         print(f"  {stage:15s} {seconds:7.2f} s  RTF {seconds / audio_s:.4f}")
