@@ -216,6 +216,17 @@ def test_more_speakers_than_the_audio_can_give_is_said(diarizer, sample_audio, c
     assert f"asked for 100 speakers, but only {out.num_speakers} could be told apart" in caplog.text
 
 
+
+def test_silence_is_no_shortfall_when_no_count_was_asked_for(diarizer, caplog):
+    """`witness warmup` diarizes silence: no "asked for at least 1 speakers" when nobody asked."""
+    with caplog.at_level(logging.WARNING):
+        out = diarizer.run(np.zeros(12 * 16000, np.float32))
+    assert out.num_speakers == 0 and "asked for" not in caplog.text
+    with caplog.at_level(logging.WARNING):
+        diarizer.run(np.zeros(12 * 16000, np.float32), SpeakerBounds(min_speakers=2))
+    assert "asked for at least 2 speakers, but only 0 could be told apart" in caplog.text
+
+
 @pytest.fixture
 def offline_dir(tmp_path, monkeypatch, models_dir):
     """A models folder with Silero VAD and the converted GE2E but no segmentation model, an

@@ -184,7 +184,7 @@ def _capped(found: int, kept: int, bounds: SpeakerBounds) -> bool:
     if found > bounds.high:
         log.warning("found %d speakers, more than the %d allowed: kept %d", found, int(bounds.high), kept)
         return True
-    if kept < bounds.low:
+    if kept < bounds.low and (bounds.num_speakers or bounds.min_speakers):  # only what the user asked for
         asked = f"{bounds.low} speakers" if bounds.target else f"at least {bounds.low} speakers"
         log.warning("asked for %s, but only %d could be told apart (too little speech from the others)",
                     asked, kept)
