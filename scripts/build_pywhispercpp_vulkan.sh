@@ -36,6 +36,7 @@ DEBS=(libvulkan-dev libvulkan1 spirv-headers glslc libshaderc1 libc6 libstdc++6 
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 WORK=$(mktemp -d /tmp/witness-vulkan.XXXXXX)
+trap 'echo "build folder kept for a look: $WORK" >&2' ERR
 STORE=${STORE:-$WORK/store}
 mkdir -p "$STORE/debs" "$STORE/wheels"
 
@@ -56,7 +57,7 @@ fetch() {  # the Debian 13 packages, the sdist and the build tools' wheels into 
 }
 
 case $MODE in
-    download) fetch; echo "fetched into $STORE; on the offline machine: $0 --offline $STORE"; exit 0 ;;
+    download) fetch; rm -rf "$WORK"; echo "fetched into $STORE; on the offline machine: $0 --offline $STORE"; exit 0 ;;
     online) fetch ;;
     offline) export PIP_NO_INDEX=1 ;;
 esac
@@ -90,6 +91,7 @@ done
 built=("$WORK"/out/pywhispercpp-*.whl)
 WHEEL=$OUT/${built[0]##*/}
 cp "${built[0]}" "$WHEEL"
+rm -rf "$WORK"
 echo "built: $WHEEL"
 echo "install it with: $PYTHON -m pip install --force-reinstall --no-deps $WHEEL"
 echo "the Vulkan loader at run time: sudo apt install libvulkan1 mesa-vulkan-drivers (AMD/Intel) or your NVIDIA driver's Vulkan ICD"
