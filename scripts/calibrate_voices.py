@@ -10,6 +10,8 @@ one speaker diarized together, their main cluster's centroid.
   different-speaker pairs: against every other speaker's groups;
 - the threshold is the lowest score (rounded up to 0.01) at which at most ``--max-fa`` of the
   different-speaker pairs are accepted; the table gives false accepts and false rejects there;
+- the test side as a split stereo channel gives it (``pieces.speech_centroid``: the same two
+  pieces embedded in 10 s pieces, no clustering);
 - two prints per voice (two pieces): their mean (``Voice.vector``) against the better single one;
 - real call clusters: every dev file diarized whole, each cluster named by the reference
   speaker it overlaps most, scored against every enrolled piece from another file.
@@ -28,6 +30,7 @@ import numpy as np
 from scripts.diarization_cases import SAMPLE_RATE, Case, dev_set, solo_regions
 from witness.config import Settings
 from witness.diarize.assign import cosine_similarity
+from witness.diarize.pieces import speech_centroid
 from witness.engines import DiarizationJob, build_diarizer
 from witness.models.diarization_choice import choose_models
 from witness.voices.enroll import MIN_SPEECH_SECONDS, speech_seconds
@@ -127,6 +130,82 @@ def call_clusters(embedder: Embedder, cases: list[Case]) -> list[tuple[str, str,
     return clusters
 
 
+Prints = list[tuple[str, str, np.ndarray]]  # (speaker, piece key, centroid)
+Tests = list[tuple[str, frozenset, np.ndarray]]  # (speaker, piece keys it was made of, centroid)
+
+
+def enroll_and_test(embedder: Embedder, pieces: list[Piece],
+                    by_speaker: dict[str, list[int]]) -> tuple[Prints, Tests, Tests]:
+    """Every piece enrolled; per speaker, consecutive pairs of pieces as test groups, once
+    diarized (a cluster centroid) and once as a split channel's speech is embedded."""
+    prints = [(p.speaker, f"{n}", v) for n, p in enumerate(pieces)
+              if (v := embedder.main_centroid(p.audio)) is not None]
+    tests, channel_tests = [], []
+    for speaker, numbers in sorted(by_speaker.items()):
+        for a, b in zip(numbers[0::2], numbers[1::2]):
+            audio, made_of = np.concatenate([pieces[a].audio, pieces[b].audio]), frozenset({f"{a}", f"{b}"})
+            if (vector := embedder.main_centroid(audio)) is not None:
+                tests.append((speaker, made_of, vector))
+            vector = speech_centroid(embedder.diarizer.embedder, audio, [(0.0, len(audio) / SAMPLE_RATE)])
+            if vector is not None:
+                channel_tests.append((speaker, made_of, vector))
+    return prints, tests, channel_tests
+
+
+def other_recording(prints: Prints, tests: Tests, file_of: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    """Scores of each print against the test groups made from other files only."""
+    same, different = [], []
+    for speaker, key, vector in prints:
+        elsewhere = [t for t in tests if all(file_of[k] != file_of[key] for k in t[1])]
+        s, d = pair_scores([(speaker, key, vector)], elsewhere)
+        same += list(s)
+        different += list(d)
+    return np.asarray(same), np.asarray(different)
+
+
+def two_prints(prints: Prints, tests: Tests, by_speaker: dict[str, list[int]]) -> list[tuple]:
+    """Rows for voices of two prints: scored by their mean (``Voice.vector``) and by the
+    better single print."""
+    mean_same, mean_diff, best_same, best_diff = [], [], [], []
+    for speaker, numbers in sorted(by_speaker.items()):
+        vectors = {key: v for s, key, v in prints if s == speaker}
+        for a, b in itertools.combinations([f"{n}" for n in numbers if f"{n}" in vectors], 2):
+            unit = np.stack([vectors[a], vectors[b]]).astype(np.float64)
+            unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+            for test_speaker, made_of, vector in tests:
+                if speaker == test_speaker and (a in made_of or b in made_of):
+                    continue
+                same, scores = speaker == test_speaker, cosine_similarity(unit, vector[None])[:, 0]
+                mean = float(cosine_similarity(unit.mean(axis=0)[None], vector[None])[0, 0])
+                (mean_same if same else mean_diff).append(mean)
+                (best_same if same else best_diff).append(float(scores.max()))
+    return [("two prints, mean", np.asarray(mean_same), np.asarray(mean_diff)),
+            ("two prints, best single", np.asarray(best_same), np.asarray(best_diff))]
+
+
+def against_calls(embedder: Embedder, cases: list[Case], prints: Prints, file_of: dict[str, str]) -> tuple:
+    """The row of every print against the real clusters of the dev files it is not from."""
+    clusters = call_clusters(embedder, cases)
+    same, different = [], []
+    for speaker, key, vector in prints:
+        for cluster_speaker, file, centroid in clusters:
+            if file_of[key] != file:
+                score = float(cosine_similarity(vector[None], centroid[None])[0, 0])
+                (same if speaker == cluster_speaker else different).append(score)
+    return f"vs call clusters ({len(clusters)})", np.asarray(same), np.asarray(different)
+
+
+def report(rows: list[tuple], threshold: float, max_fa: float) -> None:
+    print(f"\nthreshold {threshold:.2f}: the lowest at which <= {max_fa:.0%} of one-print "
+          "different-speaker pairs are accepted")
+    print(f"{'protocol':<28} {'same pairs':>10} {'diff pairs':>10} {'FA':>7} {'FR':>7}  own threshold (FA<=max): FR")
+    for name, s, d in rows:
+        fa, fr = rates(s, d, threshold)
+        own = threshold_for(d, max_fa) if len(d) else float("nan")
+        own_fr = rates(s, d, own)[1] if len(d) else float("nan")
+        print(f"{name:<28} {len(s):>10} {len(d):>10} {fa:7.2%} {fr:7.2%}  {own:.2f}: {own_fr:.2%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--piece", type=float, default=6.0, help="seconds of solo speech per piece (6)")
@@ -135,80 +214,28 @@ def main() -> None:
 
     cases = dev_set()
     pieces = [p for case in cases for p in pieces_of(case, args.piece)]
-    embedder = Embedder()
-    prints = []  # (speaker, piece key, centroid)
-    for n, piece in enumerate(pieces):
-        vector = embedder.main_centroid(piece.audio)
-        if vector is not None:
-            prints.append((piece.speaker, f"{n}", vector))
-    tests = []  # (speaker, piece keys, centroid) of two pieces of one speaker diarized together
     by_speaker: dict[str, list[int]] = {}
     for n, piece in enumerate(pieces):
         by_speaker.setdefault(piece.speaker, []).append(n)
-    for speaker, numbers in sorted(by_speaker.items()):
-        for a, b in zip(numbers[0::2], numbers[1::2]):
-            vector = embedder.main_centroid(np.concatenate([pieces[a].audio, pieces[b].audio]))
-            if vector is not None:
-                tests.append((speaker, frozenset({f"{a}", f"{b}"}), vector))
-
+    embedder = Embedder()
+    prints, tests, channel_tests = enroll_and_test(embedder, pieces, by_speaker)
     same, different = pair_scores(prints, tests)
     threshold = threshold_for(different, args.max_fa)
-    speakers = sorted(by_speaker)
-    print(f"dev set: {len(cases)} files, {len(speakers)} speakers, {len(pieces)} pieces of {args.piece:g} s "
+    print(f"dev set: {len(cases)} files, {len(by_speaker)} speakers, {len(pieces)} pieces of {args.piece:g} s "
           f"({len(prints)} enrolled), {len(tests)} test groups of 2 pieces")
-    print(f"pieces per speaker: " + ", ".join(f"{s} {len(by_speaker[s])}" for s in speakers))
+    print("pieces per speaker: " + ", ".join(f"{s} {len(n)}" for s, n in sorted(by_speaker.items())))
     print(f"\nscore percentiles   {'min':>6} {'1%':>6} {'5%':>6} {'25%':>6} {'50%':>6} {'75%':>6} "
           f"{'95%':>6} {'99%':>6} {'max':>6}")
     print(describe("same", same))
     print(describe("different", different))
     print("\n".join(histogram(same, different)))
-
-    rows = [("one print (the default)", same, different)]
     file_of = {f"{n}": p.file for n, p in enumerate(pieces)}
-    cross_same, cross_diff = [], []
-    for speaker, key, vector in prints:
-        others = [t for t in tests if all(file_of[k] != file_of[key] for k in t[1])]
-        s_, d_ = pair_scores([(speaker, key, vector)], others)
-        cross_same += list(s_)
-        cross_diff += list(d_)
-    rows.append(("one print, other recording", np.asarray(cross_same), np.asarray(cross_diff)))
-    two_mean, two_best = [], []
-    for speaker, numbers in sorted(by_speaker.items()):
-        vectors = {key: v for s, key, v in prints if s == speaker}
-        for a, b in itertools.combinations([f"{n}" for n in numbers if f"{n}" in vectors], 2):
-            pair = np.stack([vectors[a], vectors[b]]).astype(np.float64)
-            unit = pair / np.linalg.norm(pair, axis=1, keepdims=True)
-            two_mean.append((speaker, a, b, unit.mean(axis=0)))
-            two_best.append((speaker, a, b, unit))
-    mean_same, mean_diff, best_same, best_diff = [], [], [], []
-    for (speaker, a, b, mean), (_, _, _, unit) in zip(two_mean, two_best):
-        for test_speaker, made_of, vector in tests:
-            if speaker == test_speaker and (a in made_of or b in made_of):
-                continue
-            target = mean_same if speaker == test_speaker else mean_diff
-            target.append(float(cosine_similarity(mean[None], vector[None])[0, 0]))
-            target = best_same if speaker == test_speaker else best_diff
-            target.append(float(cosine_similarity(unit, vector[None]).max()))
-    rows.append(("two prints, mean", np.asarray(mean_same), np.asarray(mean_diff)))
-    rows.append(("two prints, best single", np.asarray(best_same), np.asarray(best_diff)))
-    clusters = call_clusters(embedder, cases)
-    call_same, call_diff = [], []
-    for speaker, key, vector in prints:
-        for cluster_speaker, file, centroid in clusters:
-            if file_of[key] == file:
-                continue  # the piece is part of this call
-            score = float(cosine_similarity(vector[None], centroid[None])[0, 0])
-            (call_same if speaker == cluster_speaker else call_diff).append(score)
-    rows.append((f"vs call clusters ({len(clusters)})", np.asarray(call_same), np.asarray(call_diff)))
-
-    print(f"\nthreshold {threshold:.2f}: the lowest at which <= {args.max_fa:.0%} of one-print "
-          "different-speaker pairs are accepted")
-    print(f"{'protocol':<28} {'same pairs':>10} {'diff pairs':>10} {'FA':>7} {'FR':>7}  own threshold (FA<=max): FR")
-    for name, s, d in rows:
-        fa, fr = rates(s, d, threshold)
-        own = threshold_for(d, args.max_fa) if len(d) else float("nan")
-        own_fr = rates(s, d, own)[1] if len(d) else float("nan")
-        print(f"{name:<28} {len(s):>10} {len(d):>10} {fa:7.2%} {fr:7.2%}  {own:.2f}: {own_fr:.2%}")
+    rows = [("one print (the default)", same, different),
+            ("one print, other recording", *other_recording(prints, tests, file_of)),
+            ("vs a channel's 10 s pieces", *pair_scores(prints, channel_tests)),
+            *two_prints(prints, tests, by_speaker),
+            against_calls(embedder, cases, prints, file_of)]
+    report(rows, threshold, args.max_fa)
 
 
 if __name__ == "__main__":

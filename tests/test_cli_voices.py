@@ -46,7 +46,8 @@ def speaker_of(turns, reference, name: str) -> str:
     overlap: dict[str, float] = {}
     for ref in (t for t in reference if t.speaker == name):
         for hyp in turns:
-            overlap[hyp.speaker] = overlap.get(hyp.speaker, 0.0) + max(0.0, min(ref.end, hyp.end) - max(ref.start, hyp.start))
+            shared = max(0.0, min(ref.end, hyp.end) - max(ref.start, hyp.start))
+            overlap[hyp.speaker] = overlap.get(hyp.speaker, 0.0) + shared
     return max(overlap, key=overlap.get)
 
 
@@ -148,7 +149,8 @@ def test_a_stereo_call_enrolls_from_its_mix_and_names_a_channel(models_dir, tmp_
     stereo = call.write(tmp_path / "stereo.wav")
     result = run("enroll", "Agent", stereo, "--models-dir", models_dir)
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr.startswith(f"witness: {stereo}: ") and " voices here (SPEAKER_0" in result.stderr, result.stderr
+    assert result.stderr.startswith(f"witness: {stereo}: ") and " voices here (SPEAKER_0" in result.stderr, \
+        result.stderr
     own = np.concatenate([call.channels[0][round(s * 16000):round(e * 16000)]
                           for s, e in solo_regions(call.reference, "CHANNEL_1")])
     assert run("enroll", "Agent", write_wav(own, tmp_path / "agent.wav"), "--models-dir", models_dir).exit_code == 0

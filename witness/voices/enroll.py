@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Iterable, Sequence
 
 from witness.errors import InputError, UsageError
 from witness.transcript import Transcript, Turn
 from witness.voices.store import Voice, VoicePrint
 
-MIN_SPEECH_SECONDS = 5.0  # less speech than this gives a print too noisy to trust
-OTHER_VOICE_SHARE = 0.15  # another voice with at least this share of the speech: refused
+MIN_SPEECH_SECONDS = 5.0  # less speech gives a print too noisy to trust (calibrated on 5–6 s pieces)
+OTHER_VOICE_SHARE = 0.15  # another voice with at least this share of the speech: refused (a choice, not measured)
 
 
 def speech_seconds(exclusive_turns: Iterable[Turn]) -> dict[str, float]:
@@ -34,7 +35,8 @@ def enrollment_print(transcript: Transcript, speaker: str | None = None) -> Voic
     ``speaker`` (a label it has); InputError naming the file when there is too little
     speech or more than one voice and no ``speaker``."""
     path = transcript.audio.path
-    seconds = {label: s for label, s in speech_seconds(transcript.exclusive_turns).items() if label in transcript.speaker_embeddings}
+    seconds = {label: s for label, s in speech_seconds(transcript.exclusive_turns).items()
+               if label in transcript.speaker_embeddings}
     found = ", ".join(f"{label} {s:.1f} s" for label, s in seconds.items()) or "none"
     if speaker is not None:
         if speaker not in seconds:
@@ -51,7 +53,7 @@ def enrollment_print(transcript: Transcript, speaker: str | None = None) -> Voic
         raise InputError(f"too little speech to enroll ({seconds[speaker]:.1f} s of {speaker}; "
                          f"at least {MIN_SPEECH_SECONDS:.0f} s)", path)
     added = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-    return VoicePrint(transcript.speaker_embeddings[speaker], path.rsplit("/", 1)[-1], transcript.audio.sha256,
+    return VoicePrint(transcript.speaker_embeddings[speaker], Path(path).name, transcript.audio.sha256,
                       seconds[speaker], added)
 
 

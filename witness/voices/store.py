@@ -127,7 +127,8 @@ def load_voices(names: Sequence[str] | None = None, folder: Path | None = None) 
     if names is not None:
         missing = [n for n, p in zip(names, paths) if not p.is_file()]
         if missing:
-            raise UsageError(f"--voices: no enrolled voice {', '.join(missing)} in {folder} (see `witness voices list`)")
+            raise UsageError(f"--voices: no enrolled voice {', '.join(missing)} in {folder} "
+                             "(see `witness voices list`)")
     return tuple(read_voice(p) for p in paths)
 
 
