@@ -34,6 +34,7 @@ from witness.fileio import sha256_file
 from witness.flow import FileJob, FileResult
 from witness.manifest import MANIFEST_NAME, Manifest, ManifestRow
 from witness.progress import FileProgress, Progress
+from witness.ray_pool import RayOptions
 from witness.writers import PageSource, output_stems, write_outputs
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -70,6 +71,7 @@ class BatchOptions:
     jobs: int = 0  # files in flight (decoded audio held in shared memory); 0: from the plan
     retries: int = 1  # tries more for a file whose worker died of a signal
     html_audio: str = "embed"  # an html page's audio: embed or link (witness.writers.PageSource)
+    ray: RayOptions | None = None  # run on a Ray cluster (``witness.ray_pool``) instead of local workers
 
 
 def settings_hash(settings: Settings, diarize: bool = True) -> str:
@@ -140,14 +142,21 @@ def run_batch(items: Sequence[BatchItem], out_dir: str | Path, settings: Setting
     """Transcribe ``items`` into ``out_dir`` and return one row per item (also appended to
     the manifest and passed to ``report`` as each file finishes). Models load once, on the
     first file that needs them. Ctrl-C (KeyboardInterrupt) or any error stops at once:
-    finished files keep their outputs and rows, workers are killed, the exception goes on."""
+    finished files keep their outputs and rows, workers are killed, the exception goes on.
+    With ``options.ray`` the engines run on Ray actors; this process still writes every
+    output and row."""
     from witness.orchestrate import Sources, run
+    from witness.ray_pool import run_on_ray
 
     with Manifest(Path(out_dir) / MANIFEST_NAME) as manifest:
         batch = _Batch(items, Path(out_dir), manifest, options, report)
         todo = batch.triage()
-        results = run(batch.jobs(todo), settings, Sources(turns=diarize), jobs=options.jobs or None,
-                      retries=options.retries, progress=progress, model_progress=model_progress)
+        if options.ray is not None:
+            results = run_on_ray(batch.jobs(todo), settings, options.ray, diarize=diarize, retries=options.retries,
+                                 model_progress=model_progress)
+        else:
+            results = run(batch.jobs(todo), settings, Sources(turns=diarize), jobs=options.jobs or None,
+                          retries=options.retries, progress=progress, model_progress=model_progress)
         with contextlib.closing(results):
             for result in results:
                 batch.finish(result)

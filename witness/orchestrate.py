@@ -78,11 +78,12 @@ def find_devices(settings: Settings, gpus: tuple[GpuMemory, ...] | None = None,
     )
 
 
-def plan_for(settings: Settings, devices: Devices) -> Plan:
+def plan_for(settings: Settings, devices: Devices, cores: int | None = None) -> Plan:
+    """The plan for a machine of ``cores`` CPU cores (default: this one's)."""
     fixed = ThreadSettings(settings.whisper.threads, settings.diarization.threads)
     need = vram_need(settings, devices)
     return make_plan(devices.for_plan(), free_vram(devices.gpus, settings.whisper.gpu_device),
-                     os.cpu_count() or 1, settings.plan, fixed, need.floor_gib if need else None)
+                     cores or os.cpu_count() or 1, settings.plan, fixed, need.floor_gib if need else None)
 
 
 def vram_need(settings: Settings, devices: Devices) -> VramNeed | None:
@@ -219,10 +220,11 @@ def warm_up(settings: Settings, sources: Sources, seconds: float, model_progress
 class Orchestrator:
     """What the flow (``witness.flow``) needs for one ``run``: the plan, decoding, a worker
     per engine (started on demand, models resolved before the first), the results merged
-    into a Transcript that records models, devices, the plan and timings."""
+    into a Transcript that records models, devices, the plan and timings. ``cores``: the
+    machine the plan is for (default: this one; a Ray node for ``witness.ray_pool``)."""
 
     def __init__(self, settings: Settings, sources: Sources = Sources(), devices: Devices | None = None,
-                 model_progress: Progress | None = None):
+                 model_progress: Progress | None = None, cores: int | None = None):
         if settings.diarization.channels not in CHANNEL_MODES:
             raise InputError(f"[diarization] channels = {settings.diarization.channels!r}: choose from "
                              f"{', '.join(CHANNEL_MODES)}")
@@ -230,7 +232,7 @@ class Orchestrator:
         self.sources = sources
         if sources.engines:
             self.devices = devices or find_devices(settings)
-            self.plan = plan_for(settings, self.devices)
+            self.plan = plan_for(settings, self.devices, cores)
         else:  # merge only: nothing to place
             self.plan = Plan("serial", ("no engine runs: words and turns come from files",), 0, 0)
         self.model_progress = model_progress

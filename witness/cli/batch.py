@@ -25,6 +25,7 @@ Examples:
   witness batch 'calls/**/*.m4a' a.wav -o out     globs (quoted: witness expands them) and files
   witness batch calls/ -o out --force             redo files the manifest says are done
   witness batch calls/ -o out --jobs 4 --parallel
+  witness batch /shared/calls -o out --ray auto   on the Ray cluster this machine is part of
 \b
 A re-run of the same command skips what is done (same input, same settings) and retries
 the rest. OUTDIR/witness-manifest.jsonl records every file: see the README ("witness batch").
@@ -44,14 +45,25 @@ that cannot be written, or that another batch is writing to), 130 interrupted (C
               help="Files in flight at once (their decoded audio is held in memory, ~230 MB per "
                    "hour). Default: 2 when the engines take turns, 3 side by side.")
 @click.option("--force", is_flag=True, help="Redo files already done, and replace outputs the batch did not write.")
+@click.option("--ray", "ray_address", metavar="ADDRESS",
+              help="Run the engines on a Ray cluster: 'auto' (the cluster RAY_ADDRESS names, or the one "
+                   "running here), 'local' (start one in this process, to try it) or the head's address. "
+                   "Inputs and models must be at the same paths on every node; outputs and the manifest "
+                   "are written here. Needs pip install 'witness[ray]'.")
+@click.option("--ray-actors", type=click.IntRange(1), metavar="N",
+              help="Ray actors, each holding the models and working on one file at a time. "
+                   "Default: as many as the cluster's CPUs (and GPUs) hold at the plan's threads each.")
+@click.option("--ray-gpus-per-actor", type=click.FloatRange(0, 64), metavar="F",
+              help="GPUs each Ray actor reserves; a fraction shares a card (0.25: four actors). "
+                   "Default: a node's GPUs split between its actors when an engine runs on a GPU.")
 @click.option("-q", "--quiet", is_flag=True, help="Nothing on stderr but errors: no bar, no summary.")
 @html_audio_option
 @engine_options
 @voices_option
 @config_option()
 @click.pass_context
-def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, html_audio, config_file, no_diarize, voices,
-          **engine):
+def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors, ray_gpus_per_actor, quiet,
+          html_audio, config_file, no_diarize, voices, **engine):
     """Transcribe every call in INPUTS (files, folders searched recursively for audio, globs)
     into OUTDIR, loading the models once.
 
@@ -62,7 +74,14 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, html_audio, conf
     stops cleanly.
     """
     from witness.batch import BatchOptions, find_items, run_batch, settings_hash, summarize
+    from witness.ray_pool import RayOptions, import_ray
 
+    ray = None
+    if ray_address is not None:
+        import_ray()  # says how to install it, before any work
+        ray = RayOptions(ray_address, ray_actors or 0, ray_gpus_per_actor)
+    elif ray_actors is not None or ray_gpus_per_actor is not None:
+        raise click.UsageError("--ray-actors and --ray-gpus-per-actor go with --ray ADDRESS")
     settings = apply_voices(apply_engine_options(load_settings(config_file), **engine), voices)
     items = find_items(inputs, formats or settings.output.formats, settings_hash(settings, not no_diarize))
     check_output_folder(output_dir)
@@ -72,7 +91,7 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, quiet, html_audio, conf
     stopped_by = None
     try:
         with _sigterm_as_interrupt():
-            options = BatchOptions(force=force, jobs=jobs or 0, html_audio=html_audio)
+            options = BatchOptions(force=force, jobs=jobs or 0, html_audio=html_audio, ray=ray)
             run_batch(items, output_dir, settings, not no_diarize, options,
                       report=view.row, progress=view.bar.file, model_progress=view.bar.model)
     except KeyboardInterrupt as exc:
