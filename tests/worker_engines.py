@@ -60,3 +60,32 @@ def crash_in(monkeypatch, name: str, on_job: int = 0) -> None:
 
     factory = orchestrate.ENGINE_FACTORIES[name]
     monkeypatch.setitem(orchestrate.ENGINE_FACTORIES, name, partial(crashing_engine, factory, on_job))
+
+
+def crashing_once_engine(factory, marker: str, *args):
+    """``factory(*args)``'s engine in a worker that dies of SIGKILL on its first job unless
+    ``marker`` exists (it makes it first): one death in all, whichever of several worker
+    processes (Ray actors) gets there first."""
+    import os
+    import signal
+
+    engine = factory(*args)
+
+    def run(samples, progress):
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return engine(samples, progress)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    return run
+
+
+def crash_once_in(monkeypatch, name: str, marker) -> None:
+    """The first of the orchestrator's ``name`` engines to start a job dies (see ``crashing_once_engine``)."""
+    from functools import partial
+
+    from witness import orchestrate
+
+    factory = orchestrate.ENGINE_FACTORIES[name]
+    monkeypatch.setitem(orchestrate.ENGINE_FACTORIES, name, partial(crashing_once_engine, factory, str(marker)))

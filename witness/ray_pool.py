@@ -22,6 +22,8 @@ four actors share a card). ``--ray-actors`` and ``--ray-gpus-per-actor`` overrid
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import logging
 import os
@@ -193,7 +195,7 @@ def actor_shape(nodes: list[Mapping[str, float]], cpus: int, on_gpu: bool, optio
     if gpus:
         per_node = [min(n, int(node.get("GPU", 0) / gpus + 1e-9)) for node, n in zip(nodes, per_node)]
     room = sum(per_node)
-    wanted = f"{cpus} CPUs" + (f" and {gpus:g} GPUs" if gpus else "")
+    wanted = f"{cpus} CPUs" + (f" and {gpus:g} GPU" if gpus else "")
     if room == 0:
         raise UsageError(f"no node of the Ray cluster has room for an actor of {wanted} (the plan's threads; "
                          "set [plan] threads, or --ray-gpus-per-actor)")
@@ -223,15 +225,29 @@ def run_on_ray(files: Iterable[FileJob], settings: Settings, options: RayOptions
     if first is None:  # nothing to do (a re-run that skips every file): no cluster needed
         return
     ray = import_ray()
-    connect(ray, options.address)
     pool = None
-    try:
-        pool = _Pool(ray, settings, options, diarize, model_progress)
-        yield from pool.run(itertools.chain([first], source), retries)
-    finally:
-        if pool is not None:
-            pool.close()
-        ray.shutdown()
+    # A Ray driver prints the cluster's error reports (a dead worker's, with its logs) on
+    # stdout whatever ``log_to_driver`` says; stdout is for transcripts, and the batch says
+    # in one line what became of the file. They go to the debug log (--debug).
+    with contextlib.redirect_stdout(_DebugLog()):
+        connect(ray, options.address)
+        try:
+            pool = _Pool(ray, settings, options, diarize, model_progress)
+            yield from pool.run(itertools.chain([first], source), retries)
+        finally:
+            if pool is not None:
+                pool.close()
+            ray.shutdown()
+
+
+class _DebugLog(io.TextIOBase):
+    """A text stream whose lines go to the debug log."""
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            if line.strip():
+                log.debug("ray: %s", line)
+        return len(text)
 
 
 class _Pool:
@@ -251,7 +267,7 @@ class _Pool:
         devices = self.host.devices.for_plan()
         self.shape = actor_shape(nodes, cpus, devices.asr_gpu or devices.diarization_gpu, options)
         log.info("ray: %d actors of %d CPUs%s", self.shape.actors, self.shape.cpus,
-                 f" and {self.shape.gpus:g} GPUs" if self.shape.gpus else "")
+                 f" and {self.shape.gpus:g} GPU" if self.shape.gpus else "")
         jobs = worker_jobs(settings, self.host.devices, plan, resolve_models(settings, names, model_progress))
         self.args = ({name: ENGINE_FACTORIES[name] for name in names}, jobs, plan.mode == "parallel",
                      model_files(jobs))
