@@ -54,12 +54,7 @@ def crashing_engine(factory, on_job: int, *args):
 
 def crash_in(monkeypatch, name: str, on_job: int = 0) -> None:
     """The orchestrator's ``name`` workers die on their ``on_job``-th job (0: on every job)."""
-    from functools import partial
-
-    from witness import orchestrate
-
-    factory = orchestrate.ENGINE_FACTORIES[name]
-    monkeypatch.setitem(orchestrate.ENGINE_FACTORIES, name, partial(crashing_engine, factory, on_job))
+    _wrap_engine(monkeypatch, name, crashing_engine, on_job)
 
 
 def crashing_once_engine(factory, marker: str, *args):
@@ -83,9 +78,14 @@ def crashing_once_engine(factory, marker: str, *args):
 
 def crash_once_in(monkeypatch, name: str, marker) -> None:
     """The first of the orchestrator's ``name`` engines to start a job dies (see ``crashing_once_engine``)."""
+    _wrap_engine(monkeypatch, name, crashing_once_engine, str(marker))
+
+
+def _wrap_engine(monkeypatch, name: str, wrapper, arg) -> None:
+    """The orchestrator builds engine ``name`` as ``wrapper(its factory, arg, job)``."""
     from functools import partial
 
     from witness import orchestrate
 
     factory = orchestrate.ENGINE_FACTORIES[name]
-    monkeypatch.setitem(orchestrate.ENGINE_FACTORIES, name, partial(crashing_once_engine, factory, str(marker)))
+    monkeypatch.setitem(orchestrate.ENGINE_FACTORIES, name, partial(wrapper, factory, arg))
