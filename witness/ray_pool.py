@@ -12,7 +12,10 @@ the driver knows which file it was on: that file is tried again on a fresh actor
 (``retries``), and the batch goes on.
 
 Outputs are written by the driver from what the actors return (a transcript is kilobytes),
-so OUTDIR need only be visible to the driver, and the driver alone writes the manifest.
+so OUTDIR need only be visible to the driver, and the driver alone writes the manifest; an
+output and its row are written together, as locally. Actors writing outputs onto a shared
+filesystem themselves would only pay for outputs too big to send back (not transcripts),
+and would split an output from its row across machines.
 
 Pool and resources come from the plan, made for the biggest node's CPUs: an actor reserves
 the CPU threads its engines use, as many actors as the nodes' CPUs hold, and when an engine
@@ -27,7 +30,9 @@ import io
 import itertools
 import logging
 import os
+import signal
 import socket
+import threading
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -69,6 +74,7 @@ def connect(ray, address: str) -> None:
     """Join the cluster at ``address`` ("auto": RAY_ADDRESS or the one running here; "local":
     start one in this process with this machine's cores); UsageError when there is none."""
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False}  # one line per problem is ours to say
+    sigterm = signal.getsignal(signal.SIGTERM)
     try:
         if address == "local":
             ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet)
@@ -78,6 +84,9 @@ def connect(ray, address: str) -> None:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"--ray {address}: cannot join a Ray cluster ({first}); start one with "
                          "`ray start --head`, or pass its address") from None
+    finally:  # ray.init makes SIGTERM exit at once; the batch stops on it as on Ctrl-C (and closes Ray)
+        if sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, sigterm)
 
 
 # --- the actor ----------------------------------------------------------------------------
@@ -192,6 +201,9 @@ def actor_shape(nodes: list[Mapping[str, float]], cpus: int, on_gpu: bool, optio
     if gpus is None:
         shares = [node.get("GPU", 0) / n for node, n in zip(nodes, per_node) if n and node.get("GPU", 0)]
         gpus = round(min(shares), 4) if on_gpu and shares else 0.0
+        if on_gpu and not shares:
+            log.warning("an engine is planned on a GPU, but no Ray node with room for an actor offers one: "
+                        "the actors reserve none")
     if gpus:
         per_node = [min(n, int(node.get("GPU", 0) / gpus + 1e-9)) for node, n in zip(nodes, per_node)]
     room = sum(per_node)

@@ -43,7 +43,7 @@ that cannot be written, or that another batch is writing to), 130 interrupted (C
               help=f"Output formats: {', '.join(FORMATS)}. Default: the [output] formats of the config (txt,json).")
 @click.option("-j", "--jobs", type=click.IntRange(1), metavar="N",
               help="Files in flight at once (their decoded audio is held in memory, ~230 MB per "
-                   "hour). Default: 2 when the engines take turns, 3 side by side.")
+                   "hour). Default: 2 when the engines take turns, 3 side by side. With --ray: one per actor.")
 @click.option("--force", is_flag=True, help="Redo files already done, and replace outputs the batch did not write.")
 @click.option("--ray", "ray_address", metavar="ADDRESS",
               help="Run the engines on a Ray cluster: 'auto' (the cluster RAY_ADDRESS names, or the one "
