@@ -149,7 +149,7 @@ def test_without_ray_installed_ray_says_how_to_install_it(monkeypatch, sample_ca
 
 def test_an_input_or_model_a_node_cannot_see_is_a_clear_error_not_a_hang(tmp_path):
     """The actor's own code, in this process: the checks it makes before any engine work."""
-    actor = EngineActor({}, {}, False, (str(tmp_path / "models" / "campplus.onnx"),))
+    actor = EngineActor({}, {}, False, False, (str(tmp_path / "models" / "campplus.onnx"),))
     answer = actor.transcribe(str(tmp_path / "calls" / "a.wav"), "")
     assert answer.error.path == str(tmp_path / "calls" / "a.wav") and not answer.engines_ran
     assert answer.error.message.startswith("not found on Ray node ")

@@ -66,11 +66,11 @@ def crashing_once_engine(factory, marker: str, *args):
 
     engine = factory(*args)
 
-    def run(samples, progress):
+    def run(audio, progress):
         try:
             os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except FileExistsError:
-            return engine(samples, progress)
+            return engine(audio, progress)
         os.kill(os.getpid(), signal.SIGKILL)
 
     return run

@@ -255,9 +255,12 @@ class Orchestrator:
     def decode(self, path: str, sha256: str = "") -> tuple[AudioMeta, SharedAudio]:
         """``path`` decoded into shared memory (/dev/shm when there is one); InputError for
         bad audio. ``sha256`` of the file when the caller has it (else computed)."""
-        stereo = self.sources.turns is True and self.settings.diarization.channels != "mix"
-        info, audio = SharedAudio.decode(path, stereo=stereo)
-        return audio_meta(info, audio.length, sha256), audio
+        return decode_shared(path, sha256, self.decodes_stereo)
+
+    @property
+    def decodes_stereo(self) -> bool:
+        """Whether a two-channel file's channels are kept: diarization may take the speakers from them."""
+        return self.sources.turns is True and self.settings.diarization.channels != "mix"
 
     def given(self, path: str) -> dict[str, Any]:
         """The results read from files instead of an engine (``--words``, ``--turns``), by
@@ -323,6 +326,13 @@ class Orchestrator:
     def close(self, timeout: float = 10.0) -> None:
         for name in list(self._workers):
             self.release(name, timeout)
+
+
+def decode_shared(path: str, sha256: str = "", stereo: bool = False) -> tuple[AudioMeta, SharedAudio]:
+    """``path`` decoded into shared memory (with its two channels when ``stereo``), and what
+    the transcript says of it; InputError for bad audio. ``sha256``: as ``audio_meta``."""
+    info, audio = SharedAudio.decode(path, stereo=stereo)
+    return audio_meta(info, audio.length, sha256), audio
 
 
 def turns_for(rttm: Path, path: str) -> tuple[Turn, ...]:

@@ -37,13 +37,16 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from witness.config import Settings
 from witness.errors import InputError, ModelError, UsageError, WitnessError
 from witness.flow import FileJob, FileResult
 from witness.progress import Progress
 from witness.transcript import AudioMeta
+
+if TYPE_CHECKING:
+    from witness.workers import SharedAudio
 
 log = logging.getLogger(__name__)
 
@@ -115,8 +118,9 @@ class EngineActor:
     side by side. ``model_files`` are checked on this node first (``ready``)."""
 
     def __init__(self, factories: Mapping[str, Callable[..., Any]], jobs: Mapping[str, Any], parallel: bool,
-                 model_files: tuple[str, ...]):
-        self.factories, self.jobs, self.parallel, self.model_files = dict(factories), dict(jobs), parallel, model_files
+                 stereo: bool, model_files: tuple[str, ...]):
+        self.factories, self.jobs, self.model_files = dict(factories), dict(jobs), model_files
+        self.parallel, self.stereo = parallel, stereo
         self.engines: dict[str, Any] = {}
 
     def ready(self) -> str | None:
@@ -130,43 +134,42 @@ class EngineActor:
 
     def transcribe(self, path: str, sha256: str) -> Answer:
         """Decode ``path`` (as this node sees it) and run every engine on it."""
-        from witness.assemble import audio_meta
-        from witness.workers import SharedAudio
+        from witness.orchestrate import decode_shared
 
         if not os.path.exists(path):
             return Answer(None, {}, {}, InputError(f"not found on Ray node {node_name()} (inputs must be on a "
                                                    "filesystem every node mounts at the same path)", path), engines_ran=False)
         start = time.perf_counter()
         try:
-            info, audio = SharedAudio.decode(path)
+            meta, audio = decode_shared(path, sha256, self.stereo)
         except WitnessError as exc:
             return Answer(None, {}, {}, exc, engines_ran=False)
         except OSError as exc:
             return Answer(None, {}, {}, InputError(f"cannot read ({exc.strerror or exc})", path), engines_ran=False)
         try:
             decoded = time.perf_counter()
-            results = self._run_engines(audio.open(), path)
+            results = self._run_engines(audio, path)
             timings = {"decode": decoded - start, "engines": time.perf_counter() - decoded}
-            return Answer(audio_meta(info, audio.length, sha256), results, timings)
+            return Answer(meta, results, timings)
         except WitnessError as exc:
             return Answer(None, {}, {}, exc)
         finally:
             audio.unlink()
 
-    def _run_engines(self, samples, path: str) -> dict[str, Any]:
+    def _run_engines(self, audio: SharedAudio, path: str) -> dict[str, Any]:
         names = list(self.jobs)
         if not self.parallel or len(names) < 2:
-            return {name: self._run(name, samples, path) for name in names}
+            return {name: self._run(name, audio, path) for name in names}
         with ThreadPoolExecutor(len(names)) as pool:
-            futures = {name: pool.submit(self._run, name, samples, path) for name in names}
+            futures = {name: pool.submit(self._run, name, audio, path) for name in names}
             return {name: future.result() for name, future in futures.items()}
 
-    def _run(self, name: str, samples, path: str) -> Any:
-        """Engine ``name`` on ``samples``; errors named as the local workers name them."""
+    def _run(self, name: str, audio: SharedAudio, path: str) -> Any:
+        """Engine ``name`` on ``audio``; errors named as the local workers name them."""
         try:
             if name not in self.engines:
                 self.engines[name] = self.factories[name](self.jobs[name])
-            return self.engines[name](samples, None)
+            return self.engines[name](audio, None)
         except WitnessError as exc:
             raise type(exc)(exc.message, exc.path or path) from None
         except Exception as exc:  # a bug or a library error: this file fails, the actor lives on
@@ -223,7 +226,7 @@ def model_files(jobs: Mapping[str, Any]) -> tuple[str, ...]:
         files += [jobs["asr"].model.path, jobs["asr"].vad]
     if "diarization" in jobs:
         models = jobs["diarization"].models
-        files += [models.segmentation, models.vad, models.embedding_path]
+        files += [models.segmentation, models.vad, models.embedding_path, jobs["diarization"].channel_vad]
     return tuple(str(f) for f in files if f)
 
 
@@ -282,7 +285,7 @@ class _Pool:
                  f" and {self.shape.gpus:g} GPU" if self.shape.gpus else "")
         jobs = worker_jobs(settings, self.host.devices, plan, resolve_models(settings, names, model_progress))
         self.args = ({name: ENGINE_FACTORIES[name] for name in names}, jobs, plan.mode == "parallel",
-                     model_files(jobs))
+                     self.host.decodes_stereo, model_files(jobs))
         self.remote = ray.remote(EngineActor)
         self.actors = [self._start() for _ in range(self.shape.actors)]
         self._check(self.actors)
@@ -299,7 +302,7 @@ class _Pool:
         except self.ray.exceptions.RayError as exc:
             cause = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
             raise UsageError(f"a Witness actor cannot start on the Ray cluster ({cause}); every node needs "
-                             "witness installed, as on this machine") from None
+                             "the same witness installed as this machine") from None
         problem = next((p for p in problems if p), None)
         if problem:
             raise ModelError(problem)
