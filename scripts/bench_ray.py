@@ -5,6 +5,7 @@ Writes N short calls (cuts of the sample call at different offsets) and runs bot
 back to back, alternating (local, ray, ray, local, … for --rounds), each into a fresh OUTDIR,
 sampling the RSS and PSS of the whole process tree (the batch, its engine workers or Ray's
 processes and actors) every 0.25 s. Prints, per run and as ratios ray / local: wall time,
+CPU seconds of the tree (less sensitive than wall time to other load on a shared machine),
 steady time per file (first to last file done, so Ray's start is left out), peak RSS and
 PSS; the per-file stage seconds the transcripts record (decode, Whisper, diarization); and
 what the driver spends per file on its own (check and hash the input, write outputs and row).
@@ -42,11 +43,15 @@ def one_run(calls: Path, out: Path, models_dir: str, extra: list[str]) -> dict:
     first = min(s.at for s in done)
     last = min(s.at for s in samples if s.mark == max(x.mark for x in samples)) if done else wall
     top = max(samples, key=lambda s: s.rss)
+    cpu: dict[tuple[str, int], float] = {}  # (process, thread) -> CPU seconds, the last seen
+    for s in samples:
+        for name, threads in s.threads.items():
+            cpu.update({(name, tid): seconds for tid, seconds in threads.items()})
     stages = {}
     for path in out.glob("*.json"):
         for key, value in json.loads(path.read_text())["timings"].items():
             stages.setdefault(key, []).append(value)
-    return {"wall": wall, "steady": (last - first) / max(1, max(s.mark for s in samples) - 1),
+    return {"wall": wall, "cpu": sum(cpu.values()), "steady": (last - first) / max(1, max(s.mark for s in samples) - 1),
             "rss": top.rss, "pss": max(s.pss for s in samples), "processes": top.processes,
             "by_process": {k: round(v / MIB) for k, v in sorted(top.by_process.items())},
             "stages": {k: statistics.mean(v) for k, v in stages.items()}}
@@ -96,17 +101,17 @@ def main() -> None:
         for kind in (("local", "ray") if r % 2 == 0 else ("ray", "local")):
             result = one_run(calls, args.folder / f"out-{kind}", args.models_dir, kinds[kind])
             results[kind].append(result)
-            print(f"{kind:5s} wall {result['wall']:.1f} s, {result['steady']:.2f} s/file steady, peak RSS "
+            print(f"{kind:5s} wall {result['wall']:.1f} s, CPU {result['cpu']:.1f} s, {result['steady']:.2f} s/file steady, peak RSS "
                   f"{result['rss'] / MIB:.0f} MiB, PSS {result['pss'] / MIB:.0f} MiB, {result['processes']} processes "
                   f"{result['by_process']} MiB; stages per file {json.dumps(result['stages'])}", flush=True)
             print(load(), flush=True)
-    mean = {kind: {key: statistics.mean(r[key] for r in runs) for key in ("wall", "steady", "rss", "pss")}
+    mean = {kind: {key: statistics.mean(r[key] for r in runs) for key in ("wall", "cpu", "steady", "rss", "pss")}
             for kind, runs in results.items()}
     scratch = args.folder / "driver"
     shutil.rmtree(scratch, ignore_errors=True)
     print("driver per file (s):", json.dumps(driver_seconds(calls, args.folder / "out-ray", scratch)))
     audio = args.files * args.seconds
-    for key in ("wall", "steady", "rss", "pss"):
+    for key in ("wall", "cpu", "steady", "rss", "pss"):
         print(f"ray / local {key}: {mean['ray'][key] / mean['local'][key]:.3f}")
     print(f"RTF local {mean['local']['wall'] / audio:.3f}, ray {mean['ray']['wall'] / audio:.3f} "
           f"({args.files} files of {args.seconds:g} s)")

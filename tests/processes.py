@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 
 
@@ -16,3 +17,9 @@ def group_alive(pgid: int, grace: float) -> bool:
             return False
         time.sleep(0.1)
     return True
+
+
+def hear_ctrl_c():
+    """A shell starts background jobs with SIGINT ignored, and the child would inherit that
+    (pytest run as `.ci/run &`); a terminal's foreground job hears Ctrl-C. For ``preexec_fn``."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

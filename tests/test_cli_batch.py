@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.processes import group_alive
+from tests.processes import group_alive, hear_ctrl_c
 from tests.worker_engines import crash_in
 from witness import shm as shm_module
 from witness.cli import main
@@ -162,12 +162,6 @@ def test_a_second_death_fails_the_file_and_the_batch_goes_on(sample_call, models
         f"witness: {tmp_path / 'call.wav'}: {died.error}\n")
 
 
-def _hear_ctrl_c():
-    """A shell starts background jobs with SIGINT ignored, and the child would inherit that
-    (pytest run as `.ci/run &`); a terminal's foreground job hears Ctrl-C."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.parametrize("stop, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sample_call, models_dir, tmp_path):
     """The signal goes to the whole process group (as a terminal's Ctrl-C, or a service
@@ -183,7 +177,7 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sa
     proc = subprocess.Popen([sys.executable, "-m", "witness", "batch", str(calls), "-o", str(out), "--format", "json",
                              "--models-dir", str(models_dir)], env=env, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_hear_ctrl_c)
+                            preexec_fn=hear_ctrl_c)
     manifest = out / MANIFEST_NAME
     deadline = time.monotonic() + 600
     while not (manifest.exists() and manifest.read_text().count("\n") >= 1) and proc.poll() is None:

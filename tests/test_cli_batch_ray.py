@@ -17,12 +17,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
 import psutil
 import pytest
 
+from tests.processes import group_alive, hear_ctrl_c
 from tests.test_cli_batch import by_name, make_calls, run
 from tests.worker_engines import crash_once_in
 from witness.errors import UsageError
@@ -174,3 +176,38 @@ def test_a_pool_the_cluster_cannot_hold_is_refused():
         actor_shape([{"CPU": 16.0}], 4, False, RayOptions("auto", actors=5))
     with pytest.raises(UsageError, match=r"no node of the Ray cluster has room for an actor of 2 CPUs and 1 GPU "):
         actor_shape([{"CPU": 16.0}], 2, True, RayOptions("auto", gpus_per_actor=1.0))
+
+
+def test_sigterm_keeps_finished_files_and_a_consistent_manifest(ray_address, ray_env, sample_call, models_dir,
+                                                               tmp_path):
+    """The batch (a process of its own) is stopped once its first file is done. SIGTERM, not
+    Ctrl-C: ray.init takes SIGTERM over, and Ray's waits turn the batch's stop into a plain
+    KeyboardInterrupt; Ctrl-C takes the same way out (tests/test_cli_batch.py)."""
+    stop, code = signal.SIGTERM, 143
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    names = [f"{c}.wav" for c in "abcdef"]  # enough that the last ones cannot finish with the first
+    for name in names:
+        shutil.copy(sample_call / "sample.wav", calls / name)
+    out = tmp_path / "out"
+    env = {**os.environ, **ray_env, "RAY_ADDRESS": ray_address, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "witness", "batch", str(calls), "-o", str(out), "--format", "json",
+                             "--models-dir", str(models_dir), *PLAN, "--ray", "auto"], env=env,
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=hear_ctrl_c)
+    manifest = out / MANIFEST_NAME
+    deadline = time.monotonic() + 600
+    while not (manifest.exists() and manifest.read_text().count("\n") >= 1) and proc.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    os.killpg(proc.pid, stop)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == code, stderr
+    assert stdout == ""
+    assert "witness: interrupted: finished files are kept; run the same command again to go on\n" in stderr
+    lines = manifest.read_text().splitlines(keepends=True)
+    rows = [json.loads(line) for line in lines]
+    assert all(line.endswith("\n") for line in lines) and rows[0]["status"] == "ok" and len(rows) < len(names)
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(
+        [MANIFEST_NAME] + [Path(r["input"]).stem + ".json" for r in rows])
+    assert not group_alive(proc.pid, 5.0), "a process of the batch outlived it"

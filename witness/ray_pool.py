@@ -80,7 +80,9 @@ def connect(ray, address: str) -> None:
     sigterm = signal.getsignal(signal.SIGTERM)
     try:
         if address == "local":
-            ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet)
+            # No idle workers started ahead (78 MiB each): the actors are all the workers a batch needs.
+            ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False, **quiet,
+                     _system_config={"enable_worker_prestart": False, "prestart_worker_first_driver": False})
         else:
             ray.init(address=address, **quiet)
     except (ConnectionError, ValueError, RuntimeError) as exc:

@@ -89,13 +89,14 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors
     view = _View(items, enabled(ctx) and not quiet, 1 if no_diarize else 2)
     started = time.perf_counter()
     stopped_by = None
+    terms: list[int] = []  # SIGTERMs received
     try:
-        with _sigterm_as_interrupt():
+        with _sigterm_as_interrupt(terms):
             options = BatchOptions(force=force, jobs=jobs or 0, html_audio=html_audio, ray=ray)
             run_batch(items, output_dir, settings, not no_diarize, options,
                       report=view.row, progress=view.bar.file, model_progress=view.bar.model)
-    except KeyboardInterrupt as exc:
-        stopped_by = signal.SIGTERM if isinstance(exc, _Terminated) else signal.SIGINT
+    except KeyboardInterrupt:
+        stopped_by = signal.SIGTERM if terms else signal.SIGINT
     finally:
         view.bar.close()
     summary = summarize(view.rows, time.perf_counter() - started)
@@ -106,13 +107,13 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors
     ctx.exit(128 + stopped_by if stopped_by is not None else 2 if summary.failed else 0)
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM (a scheduler or service manager stopping the batch): stopped like Ctrl-C."""
+def _sigterm_as_interrupt(received: list[int]):
+    """SIGTERM (a scheduler or service manager stopping the batch) stops it like Ctrl-C, and
+    is noted in ``received`` (Ray's waits turn any KeyboardInterrupt into a plain one)."""
 
-
-def _sigterm_as_interrupt():
     def stop(signum, frame):
-        raise _Terminated
+        received.append(signum)
+        raise KeyboardInterrupt
 
     from witness.batch import signal_handlers
 
