@@ -310,12 +310,18 @@ class Orchestrator:
         none or the last one ended. Every engine's models are resolved before the first."""
         worker = self._workers.get(name)
         if worker is None or not worker.alive:
-            if self._jobs is None:
-                models = resolve_models(self.settings, self.names, self.model_progress)
-                self._voices = enrolled_voices(self.settings, models.get("diarization"))
-                self._jobs = worker_jobs(self.settings, self.devices, self.plan, models, bool(self._voices))
-            worker = self._workers[name] = Worker(name, ENGINE_FACTORIES[name], (self._jobs[name],))
+            worker = self._workers[name] = Worker(name, ENGINE_FACTORIES[name], (self.engine_jobs()[name],))
         return worker
+
+    def engine_jobs(self) -> dict[str, Any]:
+        """Each engine's job (``worker_jobs``), its models resolved (and the enrolled voices
+        loaded) on the first call; the workers, or Ray's actors (``witness.ray_pool``), build
+        their engines from these."""
+        if self._jobs is None:
+            models = resolve_models(self.settings, self.names, self.model_progress)
+            self._voices = enrolled_voices(self.settings, models.get("diarization"))
+            self._jobs = worker_jobs(self.settings, self.devices, self.plan, models, bool(self._voices))
+        return self._jobs
 
     def release(self, name: str, timeout: float = 10.0) -> None:
         """Close the engine's worker (waiting up to ``timeout`` s for its current job)."""

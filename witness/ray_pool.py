@@ -271,12 +271,12 @@ class _Pool:
     """The actors and the files on them (driver-side bookkeeping)."""
 
     def __init__(self, ray, settings: Settings, options: RayOptions, diarize: bool, model_progress: Progress | None):
-        from witness.orchestrate import ENGINE_FACTORIES, Orchestrator, Sources, resolve_models, worker_jobs
+        from witness.orchestrate import ENGINE_FACTORIES, Orchestrator, Sources
 
         self.ray = ray
         nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
         cores = int(max(node.get("CPU", 1) for node in nodes))
-        self.host = Orchestrator(settings, Sources(turns=diarize), cores=cores)  # plan for a node; merges
+        self.host = Orchestrator(settings, Sources(turns=diarize), model_progress=model_progress, cores=cores)
         plan, names = self.host.plan, self.host.names
         threads = {"asr": plan.whisper_threads, "diarization": plan.onnx_threads}
         used = [threads[name] for name in names]
@@ -285,7 +285,7 @@ class _Pool:
         self.shape = actor_shape(nodes, cpus, devices.asr_gpu or devices.diarization_gpu, options)
         log.info("ray: %d actors of %d CPUs%s", self.shape.actors, self.shape.cpus,
                  f" and {self.shape.gpus:g} GPU" if self.shape.gpus else "")
-        jobs = worker_jobs(settings, self.host.devices, plan, resolve_models(settings, names, model_progress))
+        jobs = self.host.engine_jobs()  # models resolved here, once; enrolled voices loaded for the merge
         self.args = ({name: ENGINE_FACTORIES[name] for name in names}, jobs, plan.mode == "parallel",
                      self.host.decodes_stereo, model_files(jobs))
         self.remote = ray.remote(EngineActor)
