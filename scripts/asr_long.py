@@ -18,13 +18,18 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import sys
 import time
+from pathlib import Path
 
-from asr_bench import ggml_model
-from asr_cases import score, tiled, with_music
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# as witness's ASR worker does (engines.asr_engine): OpenMP threads sleep while they wait
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from witness.asr.whisper import WhisperEngine, WhisperOptions
-from witness.models.whisper_models import resolve_vad
+from scripts.asr_cases import score, tiled, with_music  # noqa: E402
+from witness.asr.whisper import WhisperEngine, WhisperOptions  # noqa: E402
+from witness.models.whisper_models import resolve_model, resolve_vad  # noqa: E402
 
 VARIANTS = {
     "gated": {},
@@ -48,7 +53,7 @@ def main() -> None:
     cases = [tiled(1), tiled(args.copies)] + ([with_music(args.music)] if args.music else [])
     vad = resolve_vad()
     for name in args.models:
-        model = ggml_model(name)
+        model = resolve_model(name)
         for variant in args.variants:
             options = WhisperOptions(threads=args.threads, language="en", **VARIANTS[variant])
             with WhisperEngine(model.path, options, model.name, vad_path=vad) as engine:
@@ -57,9 +62,9 @@ def main() -> None:
                     result = engine.transcribe(case.audio)
                     seconds = time.perf_counter() - t0
                     got = score(case, result.words, [s.text for s in result.segments])
-                    stats = result.stats
-                    print(f"{name:14s} {variant:8s} {case.name:34s} {got}  redecoded {stats.get('redecoded', 0)} "
-                          f"of {stats.get('pieces', 0)} pieces  {seconds:6.1f} s  RTF {seconds / (len(case.audio) / 16000):.3f}",
+                    stats = result.info.stats
+                    print(f"{name:14s} {variant:8s} {case.name:34s} {got}  redecoded {stats.redecoded} "
+                          f"of {stats.pieces} pieces  {seconds:6.1f} s  RTF {seconds / (len(case.audio) / 16000):.3f}",
                           flush=True)
 
 

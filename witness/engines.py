@@ -45,7 +45,7 @@ class WordsResult:
 
     words: tuple[Word, ...]
     language: str
-    info: Mapping[str, Any] | None  # model, device, backend, timestamps
+    info: Mapping[str, Any] | None  # AsrInfo.to_dict()
     seconds: float
 
 
@@ -86,22 +86,11 @@ def asr_engine(job: AsrJob) -> Callable[[SharedAudio, Progress | None], WordsRes
 
     engine = WhisperEngine(job.model.path, job.options, model_name=job.model.name, info=job.model.info,
                            vad_path=job.vad)
-    backend = engine.backend
-    info = {
-        "engine": "whisper.cpp",
-        "model": engine.model_name or Path(engine.model_path).name,
-        "device": f"{backend.gpu_backend}: {backend.gpu_device}" if backend.gpu_backend else "cpu",
-        "backends": [name for name, _ in backend.backends],
-        "pywhispercpp": backend.version,
-        "timestamps": job.options.timestamps,
-        "threads": job.options.effective_threads,
-    }
 
     def run(audio: SharedAudio, progress: Progress | None = None) -> WordsResult:
         start = time.perf_counter()
         result = engine.transcribe(audio.open(), progress)
-        return WordsResult(result.words, result.language, {**info, "language": result.language, **result.stats},
-                         time.perf_counter() - start)
+        return WordsResult(result.words, result.language, result.info.to_dict(), time.perf_counter() - start)
 
     return run
 

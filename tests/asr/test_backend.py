@@ -52,13 +52,12 @@ def test_cuda_log_names_backend_and_device():
 def test_this_cpu_build_reports_no_gpu(tiny_engine):
     info = tiny_engine.backend
     assert isinstance(info, AsrBackendInfo)
-    assert info.gpu_backend is None and info.gpu_device is None and not info.has_gpu
+    assert info.gpu_backend is None and info.gpu_device is None
     assert "whisper_backend_init_gpu: no GPU found" in tiny_engine.init_log
     assert [name for name, _ in registry_devices()] == ["CPU"]
-    assert "AVX" in info.system_info or "NEON" in info.system_info
-    assert info.to_dict()["backends"].keys() == {"CPU"}
+    assert [name for name, _ in info.backends] == ["CPU"]
 
 
 def test_backend_info_without_a_model():
     info = backend_info()
-    assert info.version and info.backends and info.notes == ()
+    assert info.version and info.backends

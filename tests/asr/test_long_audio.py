@@ -21,4 +21,4 @@ def test_no_loops_nothing_over_non_speech(tiny_engine, single_wer, make):
     assert got.longest_repeat <= 2, got
     assert got.words_over_non_speech == 0, got
     assert got.wer <= 1.2 * single_wer + 0.01, (got, single_wer)
-    assert result.stats["speech_seconds"] < 0.85 * len(case.audio) / 16000  # the gaps were not decoded
+    assert result.info.stats.speech_seconds < 0.85 * len(case.audio) / 16000  # the gaps were not decoded

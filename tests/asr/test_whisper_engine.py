@@ -23,12 +23,12 @@ def wer(words, reference: list[str]) -> float:
     return word_error_rate(reference, normalize_words(" ".join(w.text for w in words))).wer
 
 
-def test_tiny_en_hears_the_call(tiny_result: AsrResult, stm_words):
+def test_tiny_en_hears_the_call(tiny_engine, tiny_result: AsrResult, stm_words):
     assert tiny_result.language == "en"
     assert wer(tiny_result.words, stm_words) < 0.25  # measured 0.16 (scripts/asr_accuracy.py)
     text = " ".join(w.text for w in tiny_result.words)
     assert "Diane in New Jersey" in text and "Chicago" in text
-    assert tiny_result.engine["weights"] == "f16" and tiny_result.engine["timestamps"] == "dtw"
+    assert tiny_engine.info.weight_type == "f16" and tiny_result.info.timestamps == "dtw"
 
 
 def test_words_are_real_words_in_time_order(tiny_result: AsrResult):
@@ -44,7 +44,6 @@ def test_words_are_real_words_in_time_order(tiny_result: AsrResult):
 def test_dtw_is_the_default_and_turns_flash_attention_off(tiny_engine, tiny_result, stm_segments):
     assert tiny_engine.options.timestamps == "dtw" and tiny_engine.options.effective_flash_attention is False
     assert "dtw        = 1" in tiny_engine.init_log and "flash attn = 0" in tiny_engine.init_log
-    assert tiny_result.engine["flash_attention"] is False
     first = {s.text.split()[0].strip("?,.").lower(): s.start for s in stm_segments}
     words = {normal(w.text): w.start for w in reversed(tiny_result.words)}  # first occurrence wins
     for word in ("this", "and"):  # "This is Diane..." 12.54 s, "And I'm Sheila..." 14.44 s

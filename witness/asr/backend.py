@@ -30,20 +30,10 @@ _LOADED = re.compile(r"whisper_model_load:\s+(\S+) total size")
 class AsrBackendInfo:
     """``backends``: compiled-in ggml devices (name -> description); ``gpu_device`` the one used."""
 
-    version: str  # pywhispercpp's version (whisper.cpp's is in ``system_info``)
+    version: str  # pywhispercpp's version
     backends: tuple[tuple[str, str], ...]
     gpu_backend: str | None  # e.g. "Vulkan0", None when whisper.cpp runs on the CPU
     gpu_device: str | None  # e.g. "NVIDIA H100 80GB HBM3"
-    system_info: str = ""
-    notes: tuple[str, ...] = ()
-
-    @property
-    def has_gpu(self) -> bool:
-        return any(name.startswith(GPU_PREFIXES) for name, _ in self.backends) or self.gpu_backend is not None
-
-    def to_dict(self) -> dict:
-        return {"version": self.version, "backends": dict(self.backends), "gpu_backend": self.gpu_backend,
-                "gpu_device": self.gpu_device, "system_info": self.system_info, "notes": list(self.notes)}
 
 
 def parse_init_log(text: str) -> tuple[str | None, str | None, dict[str, str]]:
@@ -134,8 +124,6 @@ def _loaded_ggml_libraries() -> list[ctypes.CDLL]:
 
 def backend_info(init_log: str = "") -> AsrBackendInfo:
     """What this process's whisper.cpp can use, plus what ``init_log`` (a model load) says it used."""
-    import _pywhispercpp as pw
-
     try:
         from importlib.metadata import version
 
@@ -145,11 +133,5 @@ def backend_info(init_log: str = "") -> AsrBackendInfo:
     registry = registry_devices()
     gpu_backend, gpu_device, logged = parse_init_log(init_log)
     backends = dict(registry) or logged
-    notes = []
-    if init_log and gpu_backend is None:
-        notes.append("whisper.cpp found no GPU and runs on the CPU")
-    if not registry:
-        notes.append("ggml backend registry not readable; devices taken from the load log")
     return AsrBackendInfo(version=pkg_version, backends=tuple(backends.items()), gpu_backend=gpu_backend,
-                          gpu_device=gpu_device or (backends.get(gpu_backend) if gpu_backend else None),
-                          system_info=str(pw.whisper_print_system_info()).strip(), notes=tuple(notes))
+                          gpu_device=gpu_device or (backends.get(gpu_backend) if gpu_backend else None))

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -65,6 +65,25 @@ class DecodeStats:
 
 
 @dataclass(frozen=True)
+class AsrInfo:
+    """How a transcription was made: what a transcript records of it (its ``engines.asr``)."""
+
+    model: str
+    device: str  # "cpu", or "<ggml GPU backend>: <device>"
+    backends: tuple[str, ...]  # ggml devices compiled in
+    pywhispercpp: str
+    timestamps: str  # "dtw" or "token"
+    threads: int
+    language: str
+    stats: DecodeStats
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"engine": "whisper.cpp", "model": self.model, "device": self.device, "backends": list(self.backends),
+                "pywhispercpp": self.pywhispercpp, "timestamps": self.timestamps, "threads": self.threads,
+                "language": self.language, **asdict(self.stats)}
+
+
+@dataclass(frozen=True)
 class AsrResult:
     """A transcription: words in time order, their segments, and how they were made."""
 
@@ -72,10 +91,7 @@ class AsrResult:
     segments: tuple[AsrSegment, ...]
     language: str
     duration: float
-    model: str
-    timestamps: str
-    engine: dict[str, Any] = field(default_factory=dict)
-    stats: Mapping[str, float] = field(default_factory=dict)  # DecodeStats as a dict
+    info: AsrInfo
 
 
 def dtw_preset_name(model_name: str | None, hp: WhisperHparams) -> str:
@@ -311,17 +327,14 @@ class WhisperEngine:
 
     def _result(self, segments: list[AsrSegment], language: str, duration: float, stats: DecodeStats) -> AsrResult:
         words = _monotonic([w for seg in segments for w in seg.words], duration)
-        return AsrResult(
-            words=words, segments=tuple(segments), language=language, duration=duration,
-            model=self.model_name or Path(self.model_path).name, timestamps=self.options.timestamps,
-            engine={"engine": "whisper.cpp", "model": self.model_name or Path(self.model_path).name,
-                    "model_path": self.model_path, "weights": self.info.weight_type,
-                    "timestamps": self.options.timestamps, "without_timestamps": self.options.without_timestamps,
-                    "flash_attention": self.options.effective_flash_attention,
-                    "threads": self.options.effective_threads, "backend": self.backend.to_dict(),
-                    "speech_gate": self._vad is not None},
-            stats=asdict(stats),
-        )
+        backend = self.backend
+        info = AsrInfo(
+            model=self.model_name or Path(self.model_path).name,
+            device=f"{backend.gpu_backend}: {backend.gpu_device}" if backend.gpu_backend else "cpu",
+            backends=tuple(name for name, _ in backend.backends), pywhispercpp=backend.version,
+            timestamps=self.options.timestamps, threads=self.options.effective_threads, language=language,
+            stats=stats)
+        return AsrResult(words=words, segments=tuple(segments), language=language, duration=duration, info=info)
 
 
 def token_spans(segments: list[list[Any]], dtw: bool) -> list[list[tuple[int, int]]]:
