@@ -16,16 +16,22 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from pathlib import Path
 from statistics import mean, median
 
-from asr_bench import SAMPLE, faster_whisper_model, faster_whisper_words, ggml_model, sample_audio
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# as witness's ASR worker does (engines.asr_engine): OpenMP threads sleep while they wait
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from witness.asr.whisper import WhisperEngine, WhisperOptions
-from witness.evaluate.stm import read_stm
-from witness.evaluate.wer import align_words, word_error_rate
-from witness.models.whisper_models import resolve_vad
-from witness.textnorm import normalize_words
-from witness.transcript import Word
+from scripts.asr_cases import SAMPLE, faster_whisper_model, faster_whisper_words, sample  # noqa: E402
+from witness.asr.whisper import WhisperEngine, WhisperOptions  # noqa: E402
+from witness.evaluate.stm import read_stm  # noqa: E402
+from witness.evaluate.wer import align_words, word_error_rate  # noqa: E402
+from witness.models.whisper_models import resolve_model, resolve_vad  # noqa: E402
+from witness.textnorm import normalize_words  # noqa: E402
+from witness.transcript import Word  # noqa: E402
 
 
 def boundary_errors(segments, words) -> tuple[list[float], list[float]]:
@@ -72,10 +78,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 
-    audio = sample_audio()
+    audio = sample()[0]
     segments = read_stm(SAMPLE / "sample.stm")
     reference = normalize_words(" ".join(s.text for s in segments))
-    model = ggml_model(args.model)
+    model = resolve_model(args.model)
     language = "en"  # what faster-whisper is told too
     results = {}
     for label, opts in (("token", {"timestamps": "token"}), ("dtw", {"timestamps": "dtw"}),

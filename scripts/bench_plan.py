@@ -33,7 +33,7 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from scripts.measure_memory import tiled  # noqa: E402
+from scripts.process_tree import write_call  # noqa: E402
 from witness.accel.vram import GIB, probe_gpus  # noqa: E402
 
 MODES = ("serial", "parallel")
@@ -151,7 +151,9 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "witness", "-q", "warmup", "--model", model, *args.extra],
                        cwd=REPO, check=True)
         for minutes in args.minutes:
-            path = tiled(minutes, folder)
+            path = folder / f"call-{minutes}min.wav"
+            if not path.exists():
+                write_call(path, minutes * 60)
             runs: dict[str, list[dict]] = {m: [] for m in MODES}
             for _ in range(args.rounds):
                 for mode in MODES:

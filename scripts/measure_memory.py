@@ -1,90 +1,108 @@
 #!/usr/bin/env python3
-"""Peak memory of a whole `witness` run (parent and worker processes) on long files.
+"""Peak memory of `witness` runs, the whole process tree (parent and engine workers) sampled
+with psutil (scripts/process_tree.py): does it grow with the length of a file, and over a
+long batch?
 
-Tiles the sample call to each length, runs `witness FILE -o TMP --format json` in a fresh
-process per length, samples the RSS of the process tree every 0.2 s with psutil, and
-prints the peak per process role and in total, with the ratio to the first length:
+    python scripts/measure_memory.py length --minutes 10 60 [-- extra witness options]
+    python scripts/measure_memory.py batch --files 200 [--seconds 10] [-- extra options]
 
-    python scripts/measure_memory.py --minutes 10 60 [--models-dir ../shared/models] [-- extra witness options]
+``length``: the sample call tiled to each length, one `witness FILE -o TMP --format json` per
+length; prints the peak RSS of each process (labelled by its engine: asr, diarization) and of
+the whole tree, with the ratio to the first length. The audio itself is 3.84 MB per minute
+(float32, 16 kHz). `-- --no-diarize` measures Whisper alone, `-- --serial` one engine at a time.
+
+``batch``: N cuts of the sample call (``--seconds`` each, at different offsets), one `witness
+batch DIR -o OUT`, sampled with the number of manifest rows (files done). Prints the peak over
+the first ``--early`` files, over all of them and over the last ones (per process), and the
+peak of each stretch of ``--early`` files, to show whether memory stays flat.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import numpy as np
-import psutil
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from scripts.process_tree import MIB, Sample, load, processes, run_sampled, witness, write_call  # noqa: E402
 
-from tests.audio_factory import encode, read_wav  # noqa: E402
-
-SAMPLE = REPO.parent / "shared" / "data" / "sample-call" / "sample.wav"
+FOLDER = Path(tempfile.gettempdir()) / "witness-memory"
 
 
-def tiled(minutes: int, folder: Path) -> Path:
-    path = folder / f"call-{minutes}min.flac"
-    if not path.exists():
-        samples, rate = read_wav(SAMPLE)
-        reps = int(np.ceil(minutes * 60 * rate / samples.shape[1]))
-        encode(np.tile(samples, (1, reps))[:, : minutes * 60 * rate], rate, path, "flac", "flac", rate)
-    return path
+def length(minutes: list[float], extra: list[str]) -> None:
+    first = None
+    for m in minutes:
+        path = FOLDER / f"call-{m:g}min.wav"
+        if not path.exists():
+            write_call(path, m * 60)
+        with tempfile.TemporaryDirectory() as out:
+            wall, samples = run_sampled(witness(str(path), "-o", out, "--format", "json", *extra))
+        total = max(s.rss for s in samples)
+        first = first or total
+        roles = ", ".join(f"{p.label.split('-')[0]} {p.peak_rss / MIB:.0f} MiB" for p in processes(samples)
+                          if not p.label.startswith("tracker"))
+        print(f"{m:5g} min: wall {wall:6.1f} s (RTF {wall / (m * 60):.3f}); peak tree RSS {total / MIB:.0f} MiB "
+              f"({total / first:.2f}x of the first); peak per process: {roles}", flush=True)
 
 
-def role(proc: psutil.Process) -> str:
-    try:
-        cmd = " ".join(proc.cmdline())
-    except psutil.Error:
-        return "gone"
-    return "worker" if "multiprocessing" in cmd else "parent"
+def _peak(samples: list[Sample]) -> Sample:
+    return max(samples, key=lambda s: s.rss)
 
 
-def run(path: Path, extra: list[str]) -> tuple[float, dict[str, int], int]:
-    """(wall seconds, peak RSS per role, peak RSS of the whole tree) of one witness run."""
-    out = tempfile.mkdtemp(prefix="witness-mem-")
-    cmd = [sys.executable, "-m", "witness", "-q", str(path), "-o", out, "--format", "json", *extra]
-    start = time.perf_counter()
-    proc = psutil.Popen(cmd, cwd=REPO)
-    peaks: dict[str, int] = {}
-    total_peak = 0
-    while proc.poll() is None:
-        tree = [proc] + proc.children(recursive=True)
-        total = 0
-        for p in tree:
-            try:
-                rss = p.memory_info().rss
-            except psutil.Error:
-                continue
-            key = f"{role(p)}-{p.pid}"
-            peaks[key] = max(peaks.get(key, 0), rss)
-            total += rss
-        total_peak = max(total_peak, total)
-        time.sleep(0.2)
-    if proc.returncode != 0:
-        raise SystemExit(f"witness failed on {path} (exit {proc.returncode})")
-    return time.perf_counter() - start, peaks, total_peak
+def _describe(s: Sample) -> str:
+    parts = ", ".join(f"{name} {rss / MIB:.0f}" for name, rss in sorted(s.by_process.items()))
+    return (f"RSS {s.rss / MIB:.0f} MiB, PSS {s.pss / MIB:.0f} MiB at {s.at:.0f} s, {s.mark} files done "
+            f"({s.processes} processes: {parts} MiB)")
+
+
+def batch(files: int, seconds: float, early: int, extra: list[str]) -> None:
+    calls = FOLDER / f"batch-{files}x{seconds:g}s"
+    for i in range(files):
+        path = calls / f"call-{i:03d}.wav"
+        if not path.exists():
+            write_call(path, seconds, offset=(i * 1.7) % 20)
+    out = FOLDER / "batch-out"
+    shutil.rmtree(out, ignore_errors=True)
+    manifest = out / "witness-manifest.jsonl"
+
+    def files_done() -> int:
+        return manifest.read_text().count("\n") if manifest.exists() else 0
+
+    wall, samples = run_sampled(witness("batch", str(calls), "-o", str(out), "--format", "json", *extra),
+                                every=0.25, mark=files_done)
+    done = files_done()
+    first, overall = _peak([s for s in samples if s.mark <= early]), _peak(samples)
+    print(f"{done} files ({done * seconds / 60:.0f} min of audio) in {wall:.0f} s "
+          f"(RTF {wall / (done * seconds):.3f}); {len(samples)} samples")
+    print(f"peak over the first {early} files: {_describe(first)}")
+    print(f"peak over all {done} files:      {_describe(overall)}")
+    print(f"peak over the last {early} files:  {_describe(_peak([s for s in samples if s.mark >= done - early]))}")
+    print(f"ratio of peaks (all / first {early}): RSS {overall.rss / first.rss:.3f}, PSS {overall.pss / first.pss:.3f}")
+    stretches = [[s.rss for s in samples if lo <= s.mark < lo + early] for lo in range(0, done, early)]
+    print(f"peak RSS per {early} files (MiB): " + " ".join(f"{max(st) / MIB:.0f}" for st in stretches if st))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes", type=int, nargs="+", default=[10, 60])
-    parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "witness-long")
-    parser.add_argument("extra", nargs="*", help="options passed to witness (after --)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    by_length = commands.add_parser("length", help="one file per length")
+    by_length.add_argument("--minutes", type=float, nargs="+", default=[10.0, 60.0])
+    by_length.add_argument("extra", nargs="*", help="options passed to witness (after --)")
+    many = commands.add_parser("batch", help="one long witness batch")
+    many.add_argument("--files", type=int, default=200)
+    many.add_argument("--seconds", type=float, default=10.0)
+    many.add_argument("--early", type=int, default=20, help="the 'after N files' point")
+    many.add_argument("extra", nargs="*", help="options for witness batch (after --)")
     args = parser.parse_args()
-    args.folder.mkdir(exist_ok=True)
-    first = None
-    print(f"load average {psutil.getloadavg()[0]:.1f} on {psutil.cpu_count()} cores")
-    for minutes in args.minutes:
-        wall, peaks, total = run(tiled(minutes, args.folder), args.extra)
-        first = first or total
-        roles = ", ".join(f"{k.split('-')[0]} {v / 2**20:.0f} MiB" for k, v in sorted(peaks.items(), key=lambda kv: -kv[1])[:3])
-        print(f"{minutes:4d} min: wall {wall:6.1f} s (RTF {wall / (minutes * 60):.3f}); peak tree RSS "
-              f"{total / 2**20:.0f} MiB ({total / first:.2f}x of the first); by process: {roles}")
+    print(load())
+    if args.command == "length":
+        length(args.minutes, args.extra)
+    else:
+        batch(args.files, args.seconds, args.early, args.extra)
+    print(load())
 
 
 if __name__ == "__main__":

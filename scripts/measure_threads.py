@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from scripts.process_tree import run_sampled, witness  # noqa: E402
+from scripts.process_tree import processes, run_sampled, witness  # noqa: E402
 
 BUSY_SECONDS = 0.2  # a thread with more CPU time than this did work
 
@@ -23,20 +23,10 @@ def main(args: list[str]) -> None:
     with tempfile.TemporaryDirectory() as out:
         _, samples = run_sampled(witness(*args, "-o", out, "--format", "json", "--overwrite"), every=0.1)
         plan = json.loads(next(Path(out).glob("*.json")).read_text())["plan"]
-    most: dict[str, int] = {}
-    cpu: dict[str, dict[int, float]] = {}
-    named: dict[str, str] = {}  # a worker is "worker-<pid>" until its engine's library has loaded
-    for s in samples:
-        for label, threads in s.threads.items():
-            pid = label.rpartition("-")[2]
-            if not label.startswith("worker-") or pid not in named:
-                named[pid] = label
-            most[pid] = max(most.get(pid, 0), len(threads))
-            cpu.setdefault(pid, {}).update(threads)
     print(f"plan: whisper.cpp {plan['whisper_threads']}, ONNX Runtime {plan['onnx_threads']} in all")
-    for pid in sorted(most, key=named.get):
-        busy = sum(seconds > BUSY_SECONDS for seconds in cpu[pid].values())
-        print(f"{named[pid]:<20} at most {most[pid]} threads, {busy} busy (> {BUSY_SECONDS} s CPU)")
+    for proc in processes(samples):
+        busy = sum(seconds > BUSY_SECONDS for seconds in proc.cpu.values())
+        print(f"{proc.label:<20} at most {proc.most_threads} threads, {busy} busy (> {BUSY_SECONDS} s CPU)")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""Helpers for the batch measurements: calls cut or tiled from the sample call, and a
-command run while the memory of its whole process tree is sampled with psutil."""
+"""The harness of the measurements that run `witness` itself: calls cut or tiled from the
+sample call, and a command run while the memory and threads of its whole process tree are
+sampled with psutil."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-SAMPLE = REPO.parent / "shared" / "data" / "sample-call" / "sample.wav"
+from scripts import SAMPLE_CALL  # noqa: E402
+
 MIB = 2**20
 
 
@@ -24,7 +26,7 @@ def write_call(path: Path, seconds: float, offset: float = 0.0) -> Path:
     """A 16 kHz 16-bit wav of ``seconds`` of the sample call from ``offset``, tiled when longer."""
     from witness.audio import SAMPLE_RATE, load_audio
 
-    samples = load_audio(SAMPLE).samples
+    samples = load_audio(SAMPLE_CALL / "sample.wav").samples
     start, n = int(offset * SAMPLE_RATE), int(seconds * SAMPLE_RATE)
     reps = int(np.ceil((start + n) / len(samples)))
     pcm = (np.clip(np.tile(samples, reps)[start : start + n], -1.0, 1.0) * 32767).astype("<i2")
@@ -79,8 +81,35 @@ def _sample(proc: psutil.Process, at: float, mark: int) -> Sample:
     return Sample(at, rss, pss, len(tree), by_process, mark, threads)
 
 
+RANK = ("asr", "diarization", "parent", "tracker", "worker")  # a label seen once is kept over those after it
+
+
+@dataclass
+class Process:
+    """One process of the tree over a whole run."""
+
+    label: str  # "parent", "<engine>-<pid>" (a worker is "worker-<pid>" until its engine's library loads)
+    peak_rss: int = 0
+    most_threads: int = 0
+    cpu: dict[int, float] = field(default_factory=dict)  # thread id -> CPU s at its last sample
+
+
+def processes(samples: list[Sample]) -> list[Process]:
+    """Each process seen in ``samples``, labelled by what it turned out to run."""
+    seen: dict[str, Process] = {}
+    for s in samples:
+        for label, rss in s.by_process.items():
+            proc = seen.setdefault(label.rpartition("-")[2], Process(label))
+            if RANK.index(label.partition("-")[0]) < RANK.index(proc.label.partition("-")[0]):
+                proc.label = label  # every worker maps onnxruntime; whisper's library tells ASR apart
+            proc.peak_rss = max(proc.peak_rss, rss)
+            proc.most_threads = max(proc.most_threads, len(s.threads[label]))
+            proc.cpu.update(s.threads[label])
+    return sorted(seen.values(), key=lambda p: p.label)
+
+
 def _engine(p: psutil.Process) -> str:
-    """Which engine a worker runs, from the native libraries it has loaded so far."""
+    """Which engine a worker runs (one of ``RANK``), from the native libraries it has loaded so far."""
     if "resource_tracker" in " ".join(p.cmdline()):
         return "tracker"
     paths = " ".join(m.path for m in p.memory_maps())
