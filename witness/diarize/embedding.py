@@ -128,13 +128,11 @@ class GE2EEmbedder:
         self.session = LazySession(path, choice, threads, static_shapes=(("mels", shape),) if self.static else None)
         self.options = options
         self.min_clean_seconds = options.min_clean_seconds
-        self.partials_embedded = 0  # running count, for measurements
 
     def embed_partials(self, mels: np.ndarray) -> np.ndarray:
         """mels: (P, frames, 40) float32 → (P, 256) float32 unit vectors (zero where ReLU
         left nothing)."""
         mels = np.asarray(mels, dtype=np.float32)
-        self.partials_embedded += len(mels)
         out = np.empty((len(mels), EMBEDDING_DIM), dtype=np.float32)
         for first in range(0, len(mels), self.batch_size):
             batch = mels[first:first + self.batch_size]

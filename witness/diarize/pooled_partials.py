@@ -47,7 +47,6 @@ class PooledGE2E:
         self.options = options
         self.min_clean_seconds = embedder.options.min_clean_seconds
         self._cache: dict[int, np.ndarray] = {}
-        self.partials_embedded = 0
 
     def embed(self, starts: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """starts: (N,) int64 first sample of each window; masks: (N, mask_frames) bool/float
@@ -93,7 +92,6 @@ class PooledGE2E:
             mels = np.stack([self._partial_mel(p) for p in chunk])
             for p, vector in zip(chunk, self.embedder.embed_partials(mels)):
                 self._cache[p] = vector
-            self.partials_embedded += len(chunk)
 
     def _partial_mel(self, p: int) -> np.ndarray:
         """(160, 40) float32 mel of partial ``p``, raised to -30 dBFS like a per-window row."""

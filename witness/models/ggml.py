@@ -216,21 +216,6 @@ def _header(r: _Reader) -> tuple[WhisperHparams, int]:
     return hp, quant_version
 
 
-def read_header(path: str | Path) -> tuple[WhisperHparams, np.ndarray, list[bytes]]:
-    """(hparams, mel filters (n_mel, n_fft) float32, token bytes) of a ggml Whisper file."""
-    path = str(path)
-    with open(path, "rb") as f:
-        r = _Reader(f, path, os.fstat(f.fileno()).st_size)
-        hp, _ = _header(r)
-        n_mel, n_fft = r.ints(2, "mel filterbank header")
-        filters = np.frombuffer(f.read(4 * n_mel * n_fft), dtype="<f4").reshape(n_mel, n_fft)
-        tokens = []
-        for _ in range(r.ints(1, "vocabulary size")[0]):
-            (length,) = struct.unpack("<I", struct.pack("<i", r.ints(1, "vocabulary")[0]))
-            tokens.append(f.read(length))
-    return hp, filters, tokens
-
-
 def inspect_ggml(path: str | Path) -> GgmlInfo:
     """Check that whisper.cpp can load ``path`` without trusting it; ModelError says why not."""
     path = str(path)
