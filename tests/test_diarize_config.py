@@ -13,7 +13,6 @@ from witness.diarize.config import (
     PYANNOTE_3_1,
     ClusteringConfig,
     DiarizationConfig,
-    ReconstructionConfig,
     SegmentationConfig,
     config_for,
 )
@@ -33,14 +32,12 @@ def test_the_defaults_are_what_runs_by_default():
             "min_active_ratio": 0.2,
             "constrained_assignment": True,
         },
-        "reconstruction": {"min_duration_off": 0.0},
         "piece_clustering": dataclasses.asdict(ClusteringConfig()),
     }
 
 
 def test_pyannote_3_1_preset_differs_only_in_clustering():
     assert PYANNOTE_3_1.segmentation == SegmentationConfig()
-    assert PYANNOTE_3_1.reconstruction == ReconstructionConfig()
     assert PYANNOTE_3_1.clustering == dataclasses.replace(
         ClusteringConfig(), method="ahc", threshold=0.7045654963945799, min_cluster_size=12, constrained_assignment=False
     )

@@ -59,17 +59,6 @@ class ClusteringConfig:
 
 
 @dataclass(frozen=True)
-class ReconstructionConfig:
-    """From clustered windows to turns.
-
-    min_duration_off: 0.0 s (both presets): same-speaker turns separated by a gap shorter
-        than this are joined.
-    """
-
-    min_duration_off: float = 0.0
-
-
-@dataclass(frozen=True)
 class DiarizationConfig:
     """All model-free diarization hyperparameters.
 
@@ -90,7 +79,6 @@ class DiarizationConfig:
     embed_every: int = 5
     long_file_windows: int = 180
     clustering: ClusteringConfig = field(default_factory=ClusteringConfig)
-    reconstruction: ReconstructionConfig = field(default_factory=ReconstructionConfig)
     piece_clustering: ClusteringConfig = field(default_factory=ClusteringConfig)
 
     def __post_init__(self) -> None:

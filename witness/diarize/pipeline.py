@@ -310,8 +310,7 @@ class Diarizer:
         began = time.perf_counter()
         report("reconstruction", 0, 1)
         cap = bounds.num_speakers or bounds.max_speakers
-        result = reconstruct(segmentations, clusters.hard, speaker_count(segmentations),
-                             self.config.reconstruction, max_speakers=cap)
+        result = reconstruct(segmentations, clusters.hard, speaker_count(segmentations), max_speakers=cap)
         turns, exclusive = clip_turns(result.turns, duration), clip_turns(result.exclusive_turns, duration)
         timings["reconstruction"] = time.perf_counter() - began
         report("reconstruction", 1, 1)

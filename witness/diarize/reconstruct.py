@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from witness.diarize.aggregate import cluster_activations
-from witness.diarize.config import ReconstructionConfig
 from witness.diarize.windows import Segmentations, SlidingWindow, SpeakerCount
 from witness.transcript import Turn
 
@@ -82,42 +81,13 @@ def frames_to_segments(active: np.ndarray, frames: SlidingWindow) -> list[tuple[
     return segments
 
 
-def _fill_gaps(
-    turns: list[tuple[float, float, int]], min_duration_off: float, exclusive: bool
-) -> list[tuple[float, float, int]]:
-    """Join same-speaker turns whose gap is shorter than ``min_duration_off``.
-
-    For exclusive turns only consecutive turns (no other speaker in between) are joined, so
-    the result still has one speaker per instant.
-    """
-    if min_duration_off <= 0 or not turns:
-        return turns
-    if exclusive:
-        merged: list[tuple[float, float, int]] = [turns[0]]
-        for start, end, k in turns[1:]:
-            prev_start, prev_end, prev_k = merged[-1]
-            if k == prev_k and start - prev_end < min_duration_off:
-                merged[-1] = (prev_start, max(prev_end, end), k)
-            else:
-                merged.append((start, end, k))
-        return merged
-    joined = []
-    for k in sorted({k for _, _, k in turns}):
-        own = [t for t in turns if t[2] == k]
-        joined.extend(_fill_gaps(own, min_duration_off, exclusive=True))
-    return sorted(joined)
-
-
-def _segments(
-    discrete: np.ndarray, frames: SlidingWindow, min_duration_off: float, exclusive: bool
-) -> list[tuple[float, float, int]]:
+def _segments(discrete: np.ndarray, frames: SlidingWindow) -> list[tuple[float, float, int]]:
     """Sorted (start, end, cluster) triples from a (frames, clusters) 0/1 array."""
-    turns = sorted(
+    return sorted(
         (start, end, k)
         for k in range(discrete.shape[1])
         for start, end in frames_to_segments(discrete[:, k] > 0, frames)
     )
-    return _fill_gaps(turns, min_duration_off, exclusive)
 
 
 def _labels(turns: list[tuple[float, float, int]], num_clusters: int) -> tuple[str | None, ...]:
@@ -140,7 +110,6 @@ def reconstruct(
     segmentations: Segmentations,
     hard_clusters: np.ndarray,
     count: SpeakerCount,
-    config: ReconstructionConfig = ReconstructionConfig(),
     max_speakers: int | None = None,
 ) -> DiarizationResult:
     """Regular and exclusive turns from clustered windows.
@@ -160,12 +129,11 @@ def reconstruct(
     discrete = binarize_top_speakers(activations, count.data)
     exclusive = binarize_top_speakers(activations, np.minimum(count.data, 1))
     frames = segmentations.frames
-    min_off = config.min_duration_off
-    regular = _segments(discrete, frames, min_off, exclusive=False)
+    regular = _segments(discrete, frames)
     labels = _labels(regular, discrete.shape[1])
     return DiarizationResult(
         turns=_as_turns(regular, labels),
-        exclusive_turns=_as_turns(_segments(exclusive, frames, min_off, exclusive=True), labels),
+        exclusive_turns=_as_turns(_segments(exclusive, frames), labels),
         discrete=discrete,
         labels=labels,
         speaker_count=count,
