@@ -1,6 +1,6 @@
 """Benchmarks and measurements, one question each (each script's docstring says how to run it).
 
-Whole runs of ``witness`` (their process tree sampled by ``process_tree``, the shared harness):
+Whole runs of ``witness`` (``process_tree``, the shared harness, runs one and samples its processes):
     end_to_end               how right is the transcript? WER and WDER on calls with a reference
     measure_memory           does memory grow with a file's length, or over a long batch?
     measure_threads          does each process run the threads the plan gives it?
@@ -9,12 +9,14 @@ Speech recognition (cases in ``asr_cases``):
     asr_accuracy             WER and word timing on the sample call, against faster-whisper
     asr_speed                seconds per file, against faster-whisper on the same weights
     asr_long                 long calls: loops, words over non-speech, WER per decoding setting
-Diarization (cases in ``diarization_cases``):
+Diarization and the merge (cases in ``diarization_cases``; stereo calls in ``stereo_cases``):
     measure_diarization      DER over the dev set per model pair and clustering setting (tuning)
     measure_segmentation     how much of the reference speech the segmentation model hears
     measure_separation       how well each embedding model tells voices apart (pair EER)
     bench_diarize_pipeline   where diarization's time goes; what one embedding costs
     merge_benchmark          does the boundary repair help? word-level speaker accuracy
+Both engines' models:
+    measure_model_memory     what each model needs in memory (the figures of the VRAM estimate)
 References the tests compare with (torch, run once): campplus_reference, make_segmentation_reference.
 Building: build_pywhispercpp_vulkan.sh.
 
