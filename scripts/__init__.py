@@ -4,7 +4,10 @@ Whole runs of ``witness`` (``process_tree``, the shared harness, runs one and sa
     end_to_end               how right is the transcript? WER and WDER on calls with a reference
     measure_memory           does memory grow with a file's length, or over a long batch?
     measure_threads          does each process run the threads the plan gives it?
-    bench_plan               engines side by side or in turn; one batch or a process per file?
+    bench_plan               engines side by side or in turn? (the README's GPU table)
+    bench_batch              one `witness batch`, or one `witness FILE` process per file?
+    bench_ray                what Ray costs on one node (`witness batch` against `--ray local`)
+    html_page                the html page: its size, and a 2-hour page in headless Chromium
 Speech recognition (cases in ``asr_cases``):
     asr_accuracy             WER and word timing on the sample call, against faster-whisper
     asr_speed                seconds per file, against faster-whisper on the same weights
@@ -15,6 +18,8 @@ Diarization and the merge (cases in ``diarization_cases``; stereo calls in ``ste
     measure_separation       how well each embedding model tells voices apart (pair EER)
     bench_diarize_pipeline   where diarization's time goes; what one embedding costs
     merge_benchmark          does the boundary repair help? word-level speaker accuracy
+    measure_stereo           stereo calls, one party per channel: detection and the split path's DER
+    calibrate_voices         the known-voice threshold, on the dev set
 Both engines' models:
     measure_model_memory     what each model needs in memory (the figures of the VRAM estimate)
 References the tests compare with (torch, run once): campplus_reference, make_segmentation_reference.
