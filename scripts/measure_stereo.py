@@ -32,6 +32,7 @@ from witness.diarize.channels import ChannelTurns, diarize_channels, same_voice_
 from witness.diarize.embedding import CamPlusPlusEmbedder
 from witness.diarize.vad import SileroVad
 from witness.evaluate import diarization_error
+from witness.evaluate.der import DerResult, combine
 from witness.evaluate.stm import StmSegment
 from witness.evaluate.wder import score_words
 from witness.evaluate.words import words_from_stm, words_from_transcript
@@ -41,10 +42,14 @@ from witness.models.whisper_models import resolve_model, resolve_vad
 from witness.transcript import AudioMeta, Transcript, Word
 
 
-def der_row(call: StereoCall, split: ChannelTurns) -> list[float]:
-    """DER % strict and with a 0.25 s collar, against the channel speech and the spans."""
-    return [100 * diarization_error(list(reference), list(split.turns), collar=collar).der
+def der_results(call: StereoCall, split: ChannelTurns) -> list[DerResult]:
+    """DER strict and with a 0.25 s collar, against the channel speech and the spans."""
+    return [diarization_error(list(reference), list(split.turns), collar=collar)
             for reference in (call.reference, call.spans) for collar in (0.0, 0.25)]
+
+
+def der_line(results: list[DerResult]) -> str:
+    return "      {:5.2f} {:5.2f}                     {:5.2f} {:5.2f}".format(*(100 * r.der for r in results))
 
 
 def in_texted(call: StereoCall, word: Word) -> bool:
@@ -93,7 +98,7 @@ def main() -> None:
         engine = WhisperEngine(resolve_model(args.model).path, vad_path=resolve_vad())
     print("file                      s   split  one_voice      DER% channel speech (strict, collar)  spans (strict, collar)"
           + ("   WER/WDER% mix   channels   Whisper s mix  channels" if engine else ""))
-    totals = {"mix": 0.0, "channels": 0.0}
+    totals, ders = {"mix": 0.0, "channels": 0.0}, []
     for call in stereo_calls(vad) + shared_channel_calls(vad):
         evidence, split = diarize_channels(call.channels, vad, "auto", voice_share)
         voices = "-" if evidence.one_voice is None else "/".join(f"{v:.2f}" for v in evidence.one_voice)
@@ -101,7 +106,8 @@ def main() -> None:
         if split is None:
             print(f"{line}  ({evidence.reason})")
             continue
-        line += "      {:5.2f} {:5.2f}                     {:5.2f} {:5.2f}".format(*der_row(call, split))
+        ders.append(der_results(call, split))
+        line += der_line(ders[-1])
         if engine is not None:
             results = {}
             for name, method in (("mix", words_by_mix), ("channels", words_by_channel)):
@@ -112,6 +118,7 @@ def main() -> None:
             line += "   {:5.1f}/{:4.1f}   {:5.1f}/{:4.1f}   {:6.1f} {:6.1f}".format(
                 *results["mix"][:2], *results["channels"][:2], results["mix"][2], results["channels"][2])
         print(line)
+    print(f"{'all split calls':46s}{der_line([combine(list(column)) for column in zip(*ders)])}")
     if engine is not None:
         print(f"Whisper seconds in all: mix {totals['mix']:.1f}, channels {totals['channels']:.1f} "
               f"({totals['channels'] / totals['mix']:.2f}x)")
