@@ -5,7 +5,8 @@ Both work on 16 kHz mono float32 waveforms in [-1, 1], batched over leading axes
 - ``ge2e_mel``: what Resemblyzer's ``audio.wav_to_mel_spectrogram`` computes with librosa
   (>= 0.10) defaults: 400-sample (25 ms) periodic Hann window, 160-sample (10 ms) hop, frames
   centred (200 zeros padded at each end, so ``1 + samples // 160`` frames), power spectrum,
-  40 Slaney mel bands with Slaney area normalisation, 0-8000 Hz. Power, not log.
+  40 Slaney mel bands with Slaney area normalisation, 0-8000 Hz (``melfilters.mel_filters``,
+  the filterbank Whisper's files carry, at 40 bands). Power, not log.
 - ``kaldi_fbank``: ``torchaudio.compliance.kaldi.fbank`` as pyannote and WeSpeaker call it
   (80 bins, 25/10 ms, ``snip_edges``, DC offset removed per frame, pre-emphasis 0.97, window
   "hamming" by default (WeSpeaker's and pyannote's choice; "povey" is Kaldi's default), FFT
@@ -26,6 +27,7 @@ from functools import lru_cache
 import numpy as np
 
 from witness.audio import SAMPLE_RATE
+from witness.models.melfilters import mel_filters
 
 log = logging.getLogger(__name__)
 
@@ -70,36 +72,6 @@ def _frames(waveform: np.ndarray, length: int, hop: int) -> np.ndarray:
 # ---------------------------------------------------------------- GE2E (librosa-style) mel
 
 
-def _hz_to_slaney_mel(hz: np.ndarray) -> np.ndarray:
-    """Slaney mel scale: linear (200/3 Hz per mel) below 1 kHz, logarithmic above."""
-    hz = np.asarray(hz, dtype=np.float64)
-    linear = hz / (200.0 / 3.0)
-    log_step = np.log(6.4) / 27.0
-    return np.where(hz >= 1000.0, 15.0 + np.log(np.maximum(hz, 1e-10) / 1000.0) / log_step, linear)
-
-
-def _slaney_mel_to_hz(mel: np.ndarray) -> np.ndarray:
-    mel = np.asarray(mel, dtype=np.float64)
-    log_step = np.log(6.4) / 27.0
-    return np.where(mel >= 15.0, 1000.0 * np.exp(log_step * (mel - 15.0)), mel * (200.0 / 3.0))
-
-
-@lru_cache(maxsize=None)
-def slaney_mel_filters(n_mels: int = GE2E_N_MELS, n_fft: int = GE2E_N_FFT,
-                       sample_rate: int = SAMPLE_RATE) -> np.ndarray:
-    """Triangular mel filters (n_mels, 1 + n_fft // 2) float64, Slaney scale and area norm."""
-    fft_hz = np.linspace(0.0, sample_rate / 2.0, 1 + n_fft // 2)
-    edges_hz = _slaney_mel_to_hz(
-        np.linspace(0.0, _hz_to_slaney_mel(sample_rate / 2.0), n_mels + 2))
-    widths = np.diff(edges_hz)
-    rising = (fft_hz[None, :] - edges_hz[:-2, None]) / widths[:-1, None]
-    falling = (edges_hz[2:, None] - fft_hz[None, :]) / widths[1:, None]
-    filters = np.maximum(0.0, np.minimum(rising, falling))
-    filters *= (2.0 / (edges_hz[2:] - edges_hz[:-2]))[:, None]
-    filters.flags.writeable = False
-    return filters
-
-
 @lru_cache(maxsize=None)
 def _hann(length: int) -> np.ndarray:
     """Periodic Hann window (as ``scipy.signal.get_window('hann', length)``)."""
@@ -125,7 +97,7 @@ def ge2e_mel_of_frames(frames: np.ndarray) -> np.ndarray:
     power spectrum, Slaney filters). Lets a caller transform only the frames it keeps."""
     spectrum = np.fft.rfft(frames * _hann(GE2E_N_FFT).astype(np.float32), axis=-1)
     power = spectrum.real ** 2 + spectrum.imag ** 2
-    return (power @ slaney_mel_filters().T.astype(np.float32)).astype(np.float32)
+    return (power @ mel_filters(GE2E_N_MELS, n_fft=GE2E_N_FFT).T).astype(np.float32)
 
 
 def ge2e_mel(waveform: np.ndarray, center: bool = True) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Whisper's mel filterbank, computed with numpy.
+"""Whisper's mel filterbank, computed with numpy (GE2E's 40-band input uses it too).
 
 Whisper ships ``mel_filters.npz``, made by ``librosa.filters.mel(sr=16000, n_fft=400,
 n_mels=80 or 128)``: Slaney's mel scale (linear below 1 kHz, logarithmic above) and Slaney
@@ -9,6 +9,8 @@ model headers: 0 of 16,080 values differ).
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 
@@ -34,8 +36,9 @@ def mel_to_hz(mel: np.ndarray | float) -> np.ndarray:
     return np.where(m >= _MIN_LOG_MEL, _MIN_LOG_HZ * np.exp(_LOGSTEP * (m - _MIN_LOG_MEL)), _F_SP * m)
 
 
+@lru_cache(maxsize=None)
 def mel_filters(n_mels: int, sample_rate: int = SAMPLE_RATE, n_fft: int = N_FFT) -> np.ndarray:
-    """Triangular Slaney-normalised filters: (n_mels, n_fft // 2 + 1) float32."""
+    """Triangular Slaney-normalised filters: (n_mels, n_fft // 2 + 1) float32, read-only."""
     fft_freqs = np.fft.rfftfreq(n=n_fft, d=1.0 / sample_rate)
     mel_f = mel_to_hz(np.linspace(hz_to_mel(0.0), hz_to_mel(sample_rate / 2.0), n_mels + 2))
     fdiff = np.diff(mel_f)
@@ -44,4 +47,6 @@ def mel_filters(n_mels: int, sample_rate: int = SAMPLE_RATE, n_fft: int = N_FFT)
     upper = ramps[2:] / fdiff[1:, None]
     weights = np.maximum(0.0, np.minimum(lower, upper)).astype(np.float32) + np.float32(0.0)  # no -0.0
     enorm = 2.0 / (mel_f[2 : n_mels + 2] - mel_f[:n_mels])
-    return (weights * enorm[:, None]).astype(np.float32)
+    filters = (weights * enorm[:, None]).astype(np.float32)
+    filters.flags.writeable = False
+    return filters
