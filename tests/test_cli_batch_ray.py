@@ -57,15 +57,16 @@ def ray_address(ray_env):
     port = _free_port()
     env = {**os.environ, **ray_env, "PYTHONPATH": str(REPO)}  # actors import this checkout
     ray = Path(sys.executable).with_name("ray")
-    head = subprocess.Popen([str(ray), "start", "--head", "--block", f"--port={port}", "--num-cpus=4",
-                             f"--temp-dir={temp}", "--include-dashboard=false", "--disable-usage-stats"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    log = Path(temp) / "ray-start.log"  # a file, not a pipe: a pipe nobody reads could fill and block it
+    with open(log, "w") as out:
+        head = subprocess.Popen([str(ray), "start", "--head", "--block", f"--port={port}", "--num-cpus=4",
+                                 f"--temp-dir={temp}", "--include-dashboard=false", "--disable-usage-stats"],
+                                env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        for line in head.stdout:
-            if "Ray runtime started" in line:
-                break
-        assert head.poll() is None, "ray start --head failed"
+        deadline = time.monotonic() + 180
+        while "Ray runtime started" not in log.read_text():
+            assert head.poll() is None and time.monotonic() < deadline, f"ray start --head failed:\n{log.read_text()}"
+            time.sleep(0.5)
         yield f"127.0.0.1:{port}"
     finally:
         head.send_signal(signal.SIGTERM)
