@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scripts import SHARED  # noqa: E402
-from scripts.process_tree import MIB, load, run_sampled, witness, write_call  # noqa: E402
+from scripts.process_tree import MIB, load, run_sampled, witness, write_calls  # noqa: E402
 
 
 def one_run(calls: Path, out: Path, models_dir: str, extra: list[str]) -> dict:
@@ -89,11 +89,7 @@ def main() -> None:
     parser.add_argument("--models-dir", default=str(SHARED / "models"))
     parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "witness-bench-ray")
     args = parser.parse_args()
-    calls = args.folder / "calls"
-    for i in range(args.files):
-        path = calls / f"call-{i:03d}.wav"
-        if not path.exists():
-            write_call(path, args.seconds, offset=(i * 1.7) % 20)
+    calls = write_calls(args.folder / "calls", args.files, args.seconds)
     kinds = {"local": [], "ray": ["--ray", "local"]}
     results: dict[str, list[dict]] = {"local": [], "ray": []}
     print(load(), flush=True)

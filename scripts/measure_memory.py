@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scripts.process_tree import MIB, Sample, load, processes, run_sampled, witness, write_call  # noqa: E402
+from scripts.process_tree import MIB, Sample, load, processes, run_sampled, witness, write_call, write_calls  # noqa: E402
 
 FOLDER = Path(tempfile.gettempdir()) / "witness-memory"
 
@@ -60,10 +60,7 @@ def _describe(s: Sample) -> str:
 
 def batch(files: int, seconds: float, early: int, extra: list[str]) -> None:
     calls = FOLDER / f"batch-{files}x{seconds:g}s"
-    for i in range(files):
-        path = calls / f"call-{i:03d}.wav"
-        if not path.exists():
-            write_call(path, seconds, offset=(i * 1.7) % 20)
+    write_calls(calls, files, seconds)
     out = FOLDER / "batch-out"
     shutil.rmtree(out, ignore_errors=True)
     manifest = out / "witness-manifest.jsonl"

@@ -50,6 +50,16 @@ class Sample:
     threads: dict[str, dict[int, float]] = field(default_factory=dict)  # process -> thread id -> CPU s
 
 
+def write_calls(folder: Path, files: int, seconds: float) -> Path:
+    """``folder`` with ``files`` calls of ``seconds`` each (call-000.wav, …: cuts of the
+    sample call at different offsets), those already there kept."""
+    for i in range(files):
+        path = folder / f"call-{i:03d}.wav"
+        if not path.exists():
+            write_call(path, seconds, offset=(i * 1.7) % 20)
+    return folder
+
+
 def run_sampled(cmd: list[str], every: float = 0.2, mark: Callable[[], int] | None = None) -> tuple[float, list[Sample]]:
     """(wall seconds, samples) of ``cmd`` run from the repository root; SystemExit unless
     it exits with 0."""
