@@ -28,10 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from scripts.diarization_cases import SAMPLE_RATE, Case, dev_set, solo_regions
-from witness.config import Settings
 from witness.diarize.assign import cosine_similarity
+from witness.diarize.clustering import SpeakerBounds
 from witness.diarize.pieces import speech_centroid
-from witness.engines import DiarizationJob, build_diarizer
+from witness.diarize.pipeline import Diarizer
 from witness.models.diarization_choice import choose_models
 from witness.voices.enroll import MIN_SPEECH_SECONDS, speech_seconds
 
@@ -61,8 +61,7 @@ class Embedder:
     """The main speaker's cluster centroid of some audio, as ``witness enroll`` takes it."""
 
     def __init__(self) -> None:
-        settings = Settings().diarization
-        self.diarizer, self.bounds = build_diarizer(DiarizationJob(settings, choose_models("campplus")))
+        self.diarizer, self.bounds = Diarizer(choose_models("campplus")), SpeakerBounds()  # shipped defaults, CPU
 
     def clusters(self, audio: np.ndarray):
         out = self.diarizer.run(audio, self.bounds)

@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from witness.accel.providers import ProviderChoice, short_name
+from witness.accel.providers import short_name
 from witness.asr.options import WhisperOptions
-from witness.config import DiarizationSettings
 from witness.progress import Progress
 from witness.transcript import Turn, Word
 
 if TYPE_CHECKING:
-    from witness.diarize.pipeline import DiarizationOutput, Diarizer
+    from witness.diarize.clustering import SpeakerBounds
+    from witness.diarize.config import DiarizationConfig
+    from witness.diarize.pipeline import DiarizationOutput, Diarizer, RuntimeOptions
     from witness.models.diarization_choice import DiarizationModels
     from witness.models.whisper_models import ResolvedModel
     from witness.workers import SharedAudio
@@ -51,16 +52,17 @@ class WordsResult:
 
 @dataclass(frozen=True)
 class DiarizationJob:
-    """What the diarization worker builds its pipeline from: models resolved by the parent
-    (``diarization_choice.choose_models``), the execution provider and the plan's CPU
-    threads per ONNX model."""
+    """What the diarization worker builds its pipeline from, in the pipeline's own types (the
+    parent translates the user's settings once, ``orchestrate.diarization_job``): models resolved
+    by the parent (``diarization_choice.choose_models``), hyperparameters, providers and the
+    plan's threads, the speaker bounds, and how a stereo call's channels are used."""
 
-    settings: DiarizationSettings
     models: DiarizationModels
-    segmentation: ProviderChoice | None = None  # None: CPU
-    embedding: ProviderChoice | None = None
-    segmentation_threads: int = 1
-    embedding_threads: int = 1
+    config: DiarizationConfig
+    runtime: RuntimeOptions
+    bounds: SpeakerBounds
+    ge2e_variant: str = "pooled"
+    channels: str = "auto"  # auto | mix | split (``diarize.channels``)
     channel_vad: str | None = None  # Silero VAD's file: a stereo call's speakers may come from its channels
     channel_centroids: bool = False  # embed each split channel's speech (enrolled voices are to be matched)
 
@@ -95,25 +97,6 @@ def asr_engine(job: AsrJob) -> Callable[[SharedAudio, Progress | None], WordsRes
     return run
 
 
-def build_diarizer(job: DiarizationJob):
-    """(Diarizer, SpeakerBounds) for ``job``: its resolved models, providers and threads."""
-    from witness.diarize.clustering import SpeakerBounds
-    from witness.diarize.config import config_for
-    from witness.diarize.onnx_session import CPU
-    from witness.diarize.pipeline import Diarizer, RuntimeOptions
-
-    settings, models = job.settings, job.models
-    threshold = settings.threshold or None
-    runtime = RuntimeOptions(
-        segmentation_providers=job.segmentation or CPU, embedding_providers=job.embedding or CPU,
-        segmentation_threads=job.segmentation_threads, embedding_threads=job.embedding_threads,
-        embedding_batch_size=settings.embedding_batch_size or None,
-    )
-    diarizer = Diarizer(models, config_for(models.embedding, settings.step, threshold), runtime, settings.ge2e_variant)
-    bounds = SpeakerBounds(settings.num_speakers or None, settings.min_speakers or None, settings.max_speakers or None)
-    return diarizer, bounds
-
-
 def diarization_info(diarizer: Diarizer, out: DiarizationOutput, providers: dict[str, str] | None = None) -> dict:
     """What a transcript records of a diarization run (its ``engines.diarization``)."""
     segmentation = diarizer.models.segmentation
@@ -132,9 +115,11 @@ def diarization_info(diarizer: Diarizer, out: DiarizationOutput, providers: dict
 
 def diarization_engine(job: DiarizationJob) -> Callable[[SharedAudio, Progress | None], TurnsResult]:
     """Open the models once; the returned callable diarizes one file's samples, or, for a
-    stereo call with one party per channel (``settings.channels``), takes its speakers from
+    stereo call with one party per channel (``job.channels``), takes its speakers from
     the channels (``witness.diarize.channels``; the transcript's ``method`` says which)."""
-    diarizer, bounds = build_diarizer(job)
+    from witness.diarize.pipeline import Diarizer
+
+    diarizer = Diarizer(job.models, job.config, job.runtime, job.ge2e_variant)
     providers = {role: short_name(p) for role, p in diarizer.open_sessions().items()}  # after any fallback
     channels = _channel_splitter(job, diarizer)
 
@@ -150,7 +135,7 @@ def diarization_engine(job: DiarizationJob) -> Callable[[SharedAudio, Progress |
             centroids = _channel_centroids(diarizer, stereo, split.exclusive_turns) if job.channel_centroids else {}
             seconds = time.perf_counter() - start
             return TurnsResult(split.turns, split.exclusive_turns, info, {"channels": seconds}, seconds, centroids)
-        out = diarizer.run(audio.open(), bounds, progress)
+        out = diarizer.run(audio.open(), job.bounds, progress)
         info = {"method": "model", **diarization_info(diarizer, out, providers)}
         if evidence is not None:
             info["channels"] = evidence.to_dict()
@@ -178,7 +163,7 @@ def _channel_centroids(diarizer: Diarizer, stereo: np.ndarray, exclusive_turns) 
 def _channel_splitter(job: DiarizationJob, diarizer: Diarizer):
     """``stereo (2, n) -> (evidence, ChannelTurns or None)`` for ``job``'s channels mode, or
     None when stereo files are diarized from the mix ("mix", or no VAD resolved)."""
-    if job.settings.channels == "mix" or job.channel_vad is None:
+    if job.channels == "mix" or job.channel_vad is None:
         return None
     from functools import partial
 
@@ -186,6 +171,6 @@ def _channel_splitter(job: DiarizationJob, diarizer: Diarizer):
     from witness.diarize.onnx_session import CPU
     from witness.diarize.vad import SileroVad
 
-    vad = SileroVad(job.channel_vad, CPU, threads=job.segmentation_threads)
-    return partial(diarize_channels, vad=vad, mode=job.settings.channels,
+    vad = SileroVad(job.channel_vad, CPU, threads=job.runtime.segmentation_threads)
+    return partial(diarize_channels, vad=vad, mode=job.channels,
                    voice_share=partial(same_voice_share, diarizer.embedder))

@@ -24,7 +24,7 @@ from witness.accel.vram import GpuMemory, free_vram, probe_gpus
 from witness.accel.vram_need import VramNeed, estimate
 from witness.asr.backend import gpu_backend_libraries
 from witness.audio import SAMPLE_RATE
-from witness.config import Settings
+from witness.config import DiarizationSettings, Settings
 from witness.errors import InputError
 from witness.diarize.channels import MODES as CHANNEL_MODES
 from witness.engines import AsrJob, DiarizationJob, TurnsResult, WordsResult, asr_engine, diarization_engine
@@ -145,11 +145,31 @@ def worker_jobs(settings: Settings, devices: Devices, plan: Plan, models: dict[s
         jobs["asr"] = AsrJob(models["asr"], replace(settings.whisper, threads=plan.whisper_threads),
                              models.get("asr_vad"))
     if "diarization" in models:
-        threads = plan.onnx_threads_per_model
-        jobs["diarization"] = DiarizationJob(settings.diarization, models["diarization"], devices.segmentation,
-                                             devices.embedding, threads, threads, models.get("channel_vad"),
-                                             channel_centroids)
+        jobs["diarization"] = diarization_job(settings.diarization, models["diarization"], devices,
+                                              plan.onnx_threads_per_model, models.get("channel_vad"),
+                                              channel_centroids)
     return jobs
+
+
+def diarization_job(settings: DiarizationSettings, models: DiarizationModels, devices: Devices, threads: int,
+                    channel_vad: str | None = None, channel_centroids: bool = False) -> DiarizationJob:
+    """The diarization worker's job: ``settings`` translated, once, into the pipeline's types
+    (0 / "" in the settings: the model's default, no bound), with ``models`` resolved, the
+    devices' providers and ``threads`` ONNX Runtime threads per model."""
+    from witness.diarize.clustering import SpeakerBounds
+    from witness.diarize.config import config_for
+    from witness.diarize.pipeline import RuntimeOptions
+
+    runtime = RuntimeOptions(
+        segmentation_providers=devices.segmentation, embedding_providers=devices.embedding,
+        segmentation_threads=threads, embedding_threads=threads,
+        embedding_batch_size=settings.embedding_batch_size or None,
+    )
+    return DiarizationJob(
+        models, config_for(models.embedding, settings.step, settings.threshold or None), runtime,
+        SpeakerBounds(settings.num_speakers or None, settings.min_speakers or None, settings.max_speakers or None),
+        settings.ge2e_variant, settings.channels, channel_vad, channel_centroids,
+    )
 
 
 @dataclass(frozen=True)
