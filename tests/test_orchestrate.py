@@ -12,8 +12,11 @@ from click.testing import CliRunner
 from tests.worker_engines import crash_in
 from witness.cli import main
 from witness.config import ModelSettings, Settings
+from witness.diarize.clustering import SpeakerBounds
+from witness.errors import UsageError
 from witness.flow import FileJob
-from witness.orchestrate import Sources, run
+from witness.models.diarization_choice import DiarizationModels
+from witness.orchestrate import Sources, diarization_job, find_devices, run
 from witness.plan import PlanOptions
 
 
@@ -68,3 +71,22 @@ def test_a_worker_killed_by_a_signal_is_one_clear_line(worker, sample_call, mode
     assert result.stderr == (f"witness: {sample_call / 'sample.wav'}: the {worker} worker died "
                              f"(signal SIGKILL) while working on it\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_diarization_job_carries_the_settings_translated_once(settings):
+    """The worker builds its Diarizer from the job as is: every user setting is already in the
+    pipeline's types (0: the model's default, no bound)."""
+    models = DiarizationModels(segmentation=None, vad=None, embedding="campplus", embedding_path=None)
+    devices = find_devices(settings, gpus=())
+    chosen = replace(settings.diarization, step=2.0, threshold=0.5, max_speakers=3, embedding_batch_size=4,
+                     channels="split")
+    job = diarization_job(chosen, models, devices, threads=2, channel_vad="vad.onnx")
+    assert job.config.segmentation.window_step == 2.0 and job.config.clustering.threshold == 0.5
+    assert job.bounds == SpeakerBounds(max_speakers=3)
+    assert (job.runtime.segmentation_threads, job.runtime.embedding_threads) == (2, 2)
+    assert job.runtime.embedding_batch_size == 4 and job.runtime.segmentation_providers == devices.segmentation
+    assert (job.ge2e_variant, job.channels, job.channel_vad) == ("pooled", "split", "vad.onnx")
+    defaults = diarization_job(Settings().diarization, models, devices, threads=1)
+    assert defaults.bounds == SpeakerBounds() and defaults.runtime.embedding_batch_size is None
+    with pytest.raises(UsageError, match=r"\[diarization\] window step must be positive"):
+        diarization_job(replace(chosen, step=-1.0), models, devices, threads=1)

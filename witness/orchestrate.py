@@ -25,7 +25,7 @@ from witness.accel.vram_need import VramNeed, estimate
 from witness.asr.backend import gpu_backend_libraries
 from witness.audio import SAMPLE_RATE
 from witness.config import DiarizationSettings, Settings
-from witness.errors import InputError
+from witness.errors import InputError, UsageError
 from witness.diarize.channels import MODES as CHANNEL_MODES
 from witness.engines import AsrJob, DiarizationJob, TurnsResult, WordsResult, asr_engine, diarization_engine
 from witness.flow import FileJob, FileResult, Flow, default_jobs
@@ -154,8 +154,9 @@ def worker_jobs(settings: Settings, devices: Devices, plan: Plan, models: dict[s
 def diarization_job(settings: DiarizationSettings, models: DiarizationModels, devices: Devices, threads: int,
                     channel_vad: str | None = None, channel_centroids: bool = False) -> DiarizationJob:
     """The diarization worker's job: ``settings`` translated, once, into the pipeline's types
-    (0 / "" in the settings: the model's default, no bound), with ``models`` resolved, the
-    devices' providers and ``threads`` ONNX Runtime threads per model."""
+    (0 in the settings: the model's default, no bound; UsageError on a value the pipeline
+    refuses), with ``models`` resolved, the devices' providers and ``threads`` ONNX Runtime
+    threads per model."""
     from witness.diarize.clustering import SpeakerBounds
     from witness.diarize.config import config_for
     from witness.diarize.pipeline import RuntimeOptions
@@ -165,11 +166,14 @@ def diarization_job(settings: DiarizationSettings, models: DiarizationModels, de
         segmentation_threads=threads, embedding_threads=threads,
         embedding_batch_size=settings.embedding_batch_size or None,
     )
-    return DiarizationJob(
-        models, config_for(models.embedding, settings.step, settings.threshold or None), runtime,
-        SpeakerBounds(settings.num_speakers or None, settings.min_speakers or None, settings.max_speakers or None),
-        settings.ge2e_variant, settings.channels, channel_vad, channel_centroids,
-    )
+    try:
+        config = config_for(models.embedding, settings.step, settings.threshold or None)
+        bounds = SpeakerBounds(settings.num_speakers or None, settings.min_speakers or None,
+                               settings.max_speakers or None)
+    except ValueError as exc:  # a config file's value the CLI's options could not check
+        raise UsageError(f"[diarization] {exc}") from None
+    return DiarizationJob(models, config, runtime, bounds, settings.ge2e_variant, settings.channels, channel_vad,
+                          channel_centroids)
 
 
 @dataclass(frozen=True)
