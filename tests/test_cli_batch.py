@@ -12,15 +12,12 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from tests.processes import group_alive, hear_ctrl_c
+from tests.processes import stop_batch_after_first_file
 from tests.worker_engines import crash_in
 from witness import shm as shm_module
 from witness.cli import main
@@ -166,32 +163,9 @@ def test_a_second_death_fails_the_file_and_the_batch_goes_on(sample_call, models
 def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sample_call, models_dir, tmp_path):
     """The signal goes to the whole process group (as a terminal's Ctrl-C, or a service
     manager's stop) once the first file is done."""
-    calls = tmp_path / "calls"
-    calls.mkdir()
-    names = [f"{c}.wav" for c in "abcdef"]  # enough that the last ones cannot finish with the first
-    for name in names:
-        shutil.copy(sample_call / "sample.wav", calls / name)
-    out = tmp_path / "out"
     shm = tmp_path / "shm"  # a private folder for the decoded audio: other runs may share /dev/shm
     env = {**os.environ, "PYTHONPATH": str(REPO), shm_module.FOLDER_ENV: str(shm)}
-    proc = subprocess.Popen([sys.executable, "-m", "witness", "batch", str(calls), "-o", str(out), "--format", "json",
-                             "--models-dir", str(models_dir)], env=env, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=hear_ctrl_c)
-    manifest = out / MANIFEST_NAME
-    deadline = time.monotonic() + 600
-    while not (manifest.exists() and manifest.read_text().count("\n") >= 1) and proc.poll() is None:
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
-    os.killpg(proc.pid, stop)
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == code, stderr
-    assert "witness: interrupted: finished files are kept; run the same command again to go on\n" in stderr
-    lines = manifest.read_text().splitlines(keepends=True)
-    rows = [json.loads(line) for line in lines]
-    assert all(line.endswith("\n") for line in lines) and rows[0]["status"] == "ok" and len(rows) < len(names)
-    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(
-        [MANIFEST_NAME] + [Path(r["input"]).stem + ".json" for r in rows])
+    stop_batch_after_first_file(sample_call / "sample.wav", tmp_path, ["--models-dir", str(models_dir)], env,
+                                stop, code, wait=60)
     assert list(shm.iterdir()) == []  # no decoded audio left behind
-    assert not group_alive(proc.pid, 5.0), "a worker outlived the batch"
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.processes import group_alive, hear_ctrl_c
+from tests.processes import stop_batch_after_first_file
 from tests.test_cli_batch import by_name, make_calls, run
 from tests.worker_engines import crash_once_in
 from witness.errors import UsageError
@@ -184,31 +184,8 @@ def test_sigterm_keeps_finished_files_and_a_consistent_manifest(ray_address, ray
     """The batch (a process of its own) is stopped once its first file is done. SIGTERM, not
     Ctrl-C: ray.init takes SIGTERM over, and Ray's waits turn the batch's stop into a plain
     KeyboardInterrupt; Ctrl-C takes the same way out (tests/test_cli_batch.py)."""
-    stop, code = signal.SIGTERM, 143
-    calls = tmp_path / "calls"
-    calls.mkdir()
-    names = [f"{c}.wav" for c in "abcdef"]  # enough that the last ones cannot finish with the first
-    for name in names:
-        shutil.copy(sample_call / "sample.wav", calls / name)
-    out = tmp_path / "out"
     env = {**os.environ, **ray_env, "RAY_ADDRESS": ray_address, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "witness", "batch", str(calls), "-o", str(out), "--format", "json",
-                             "--models-dir", str(models_dir), *PLAN, "--ray", "auto"], env=env,
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=hear_ctrl_c)
-    manifest = out / MANIFEST_NAME
-    deadline = time.monotonic() + 600
-    while not (manifest.exists() and manifest.read_text().count("\n") >= 1) and proc.poll() is None:
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
-    os.killpg(proc.pid, stop)
-    stdout, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == code, stderr
+    _, stdout = stop_batch_after_first_file(sample_call / "sample.wav", tmp_path,
+                                            ["--models-dir", str(models_dir), *PLAN, "--ray", "auto"], env,
+                                            signal.SIGTERM, 143, wait=120)
     assert stdout == ""
-    assert "witness: interrupted: finished files are kept; run the same command again to go on\n" in stderr
-    lines = manifest.read_text().splitlines(keepends=True)
-    rows = [json.loads(line) for line in lines]
-    assert all(line.endswith("\n") for line in lines) and rows[0]["status"] == "ok" and len(rows) < len(names)
-    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(
-        [MANIFEST_NAME] + [Path(r["input"]).stem + ".json" for r in rows])
-    assert not group_alive(proc.pid, 5.0), "a process of the batch outlived it"
