@@ -11,7 +11,7 @@ import click
 
 from witness.cli.options import (
     DEVICES, apply_voices, channels_option, check_device, check_models_dir, check_speaker_bounds, config_option,
-    output_files, transcripts, voices_option)
+    embedding_option, output_files, segmentation_option, transcripts, voices_option)
 from witness.config import DiarizationSettings, load_settings
 
 log = logging.getLogger(__name__)
@@ -56,12 +56,8 @@ def _positive(ctx: click.Context, param: click.Parameter, value):
 @click.option("--step", type=float, callback=_positive, metavar="S",
               help="Seconds between 10 s segmentation windows (default 1, as pyannote); "
                    "e.g. --step 2 runs about twice as fast.")
-@click.option("--segmentation", type=click.Choice(("auto", "fp32", "int8")),
-              help="Segmentation model: auto (default) = pyannote segmentation-3.0 fp32, fetched once "
-                   "(Silero VAD, with a warning, when it cannot be had); int8 = smaller, misses speech.")
-@click.option("--embedding", type=click.Choice(("auto", "campplus", "ge2e", "wespeaker")),
-              help="Speaker embeddings: auto (default) = 3D-Speaker CAM++, fetched once; ge2e = "
-                   "lighter and weaker; wespeaker = downloaded from its hub. E.g. --embedding ge2e.")
+@segmentation_option()
+@embedding_option()
 @channels_option()
 @click.option("--models-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Folder searched first for model files, e.g. --models-dir ~/witness-models "

@@ -155,6 +155,23 @@ def parse_speaker_names(ctx: click.Context, param: click.Parameter, value: str |
     return names
 
 
+def segmentation_option():
+    """``--segmentation``: which segmentation model diarizes (transcribe, batch, diarize)."""
+    return click.option(
+        "--segmentation", type=click.Choice(["auto", "fp32", "int8"]),
+        help="Segmentation model: auto (default) = pyannote segmentation-3.0 fp32, fetched "
+             "once (Silero VAD, with a warning, when it cannot be had); int8 = the smaller "
+             "export, which misses speech.")
+
+
+def embedding_option():
+    """``--embedding``: which speaker-embedding model diarizes (transcribe, batch, diarize)."""
+    return click.option(
+        "--embedding", type=click.Choice(["auto", "campplus", "ge2e", "wespeaker"]),
+        help="Speaker embeddings: auto (default) = 3D-Speaker CAM++, fetched once; ge2e = "
+             "lighter and weaker; wespeaker = downloaded from its hub. E.g. --embedding ge2e.")
+
+
 def channels_option():
     """``--channels``: where a stereo call's speakers come from (transcribe, batch, diarize)."""
     return click.option(
@@ -200,13 +217,8 @@ def engine_options(function):
         click.option("--min-speakers", type=click.IntRange(1), metavar="N", help="At least N speakers."),
         click.option("--max-speakers", type=click.IntRange(1), metavar="N",
                      help="At most N speakers (more are merged, with a warning)."),
-        click.option("--segmentation", type=click.Choice(["auto", "fp32", "int8"]),
-                     help="Segmentation model: auto (default) = pyannote segmentation-3.0 fp32, fetched "
-                          "once (Silero VAD, with a warning, when it cannot be had); int8 = the smaller "
-                          "export, which misses speech."),
-        click.option("--embedding", type=click.Choice(["auto", "campplus", "ge2e", "wespeaker"]),
-                     help="Speaker embeddings: auto (default) = 3D-Speaker CAM++, fetched once; ge2e = "
-                          "lighter and weaker; wespeaker = downloaded from its hub. E.g. --embedding ge2e."),
+        segmentation_option(),
+        embedding_option(),
         channels_option(),
         click.option("--device", type=click.Choice(DEVICES),
                      help="Where the engines run: auto (default) takes the best GPU path each engine "
