@@ -20,6 +20,8 @@ from witness.progress import Progress
 from witness.transcript import Turn, Word
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from witness.diarize.clustering import SpeakerBounds
     from witness.diarize.config import DiarizationConfig
     from witness.diarize.pipeline import DiarizationOutput, Diarizer, RuntimeOptions
