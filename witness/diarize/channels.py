@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -139,7 +139,7 @@ class StereoCall:
         if voice_share is None:
             return _verdict(evidence, "", split=True)
         shares = tuple(voice_share(self.channels[c], self.speech_regions(c)) for c in (0, 1))
-        evidence = ChannelEvidence(self.correlation, separated, leads, shares, False, "")
+        evidence = replace(evidence, one_voice=shares)
         if min(shares) < o.min_one_voice:
             return _verdict(evidence, f"channel {1 + int(np.argmin(shares))} holds several voices")
         return _verdict(evidence, "", split=True)
@@ -157,8 +157,7 @@ class StereoCall:
 
 
 def _verdict(evidence: ChannelEvidence, reason: str, split: bool = False) -> ChannelEvidence:
-    reason = reason or "one voice per channel, the channels apart"
-    return ChannelEvidence(evidence.correlation, evidence.separated, evidence.leads, evidence.one_voice, split, reason)
+    return replace(evidence, split=split, reason=reason or "one voice per channel, the channels apart")
 
 
 def _levels(channels: np.ndarray, block_frames: int = 1024) -> tuple[np.ndarray, float]:
