@@ -17,9 +17,8 @@ import numpy as np
 
 from witness.asr.chunks import chunk_spans
 from witness.asr.options import WINDOW_SECONDS
+from witness.audio import SAMPLE_RATE
 from witness.diarize.vad import CHUNK, VadOptions, regions_from_probabilities
-
-SAMPLE_RATE = 16000
 
 
 @dataclass(frozen=True)
