@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from witness.asr.backend import AsrBackendInfo, backend_info
-from witness.asr.guards import collapse_repeats, is_silence_phrase, longest_run, loop_reason
+from witness.asr.guards import LoopOptions, collapse_repeats, is_silence_phrase, longest_run, loop_reason
 from witness.asr.options import WhisperOptions
 from witness.asr.speech import SpeechPiece, plan_pieces, speech_share, whole_file_pieces
 from witness.asr.words import Piece, is_annotation, join_words
@@ -222,7 +222,8 @@ class WhisperEngine:
             tried.append(self._segments(piece))
             if loop_reason(" ".join(s.text for s in tried[-1]), seconds) is None:
                 return tried[-1], True
-        best = min(tried, key=lambda segs: longest_run(normalize_words(" ".join(s.text for s in segs)), 8))
+        best = min(tried, key=lambda segs: longest_run(normalize_words(" ".join(s.text for s in segs)),
+                                                       LoopOptions.max_ngram))
         return best, True
 
     def _fallback_temperatures(self) -> list[float]:
