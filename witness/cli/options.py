@@ -182,6 +182,17 @@ def channels_option():
              "--speaker-names CHANNEL_1=Caller); mix always diarizes the mono mix.")
 
 
+def models_dir_option():
+    """``--models-dir``: a folder searched first for model files (the engine options, enroll)."""
+    return click.option("--models-dir", type=click.Path(file_okay=False), metavar="DIR",
+                        help="Folder searched first for model files (then $WITNESS_MODELS_DIR, the cache).")
+
+
+def offline_option():
+    """``--offline``: never download a model (the engine options, enroll)."""
+    return click.option("--offline", is_flag=True, default=None, help="Never download; say which file to put where.")
+
+
 def voices_option(function):
     """``--voices``: which enrolled voices name the speakers (transcribe, batch, diarize)."""
     return click.option(
@@ -231,9 +242,8 @@ def engine_options(function):
                      help="Below this much free VRAM the engines take turns (default: what the chosen "
                           "models need plus 25%, shown by witness doctor; 4 when unknown)."),
         click.option("--threads", type=click.IntRange(1), metavar="N", help="CPU threads in all (default: every core)."),
-        click.option("--models-dir", type=click.Path(file_okay=False), metavar="DIR",
-                     help="Folder searched first for model files (then $WITNESS_MODELS_DIR, the cache)."),
-        click.option("--offline", is_flag=True, default=None, help="Never download; say which file to put where."),
+        models_dir_option(),
+        offline_option(),
     ]
     for decorator in reversed(decorators):
         function = decorator(function)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from witness.cli.options import DEVICES, apply_engine_options, config_option, transcripts
+from witness.cli.options import (
+    DEVICES, apply_engine_options, config_option, models_dir_option, offline_option, transcripts)
 from witness.config import load_settings
 
 ENROLL_EXAMPLES = """
@@ -34,9 +35,8 @@ Examples:
 @click.option("--replace", "mode", flag_value="replace", help="Replace a voice enrolled already.")
 @click.option("--speaker", metavar="LABEL",
               help="Enroll this speaker of a recording with several voices (one AUDIO), e.g. --speaker SPEAKER_01.")
-@click.option("--models-dir", type=click.Path(file_okay=False), metavar="DIR",
-              help="Folder searched first for model files (then $WITNESS_MODELS_DIR, the cache).")
-@click.option("--offline", is_flag=True, default=None, help="Never download; say which file to put where.")
+@models_dir_option()
+@offline_option()
 @click.option("--device", type=click.Choice(DEVICES), help="Where the diarization models run (default auto).")
 @config_option()
 @click.pass_context
