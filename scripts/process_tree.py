@@ -7,7 +7,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-import wave
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -24,19 +23,13 @@ MIB = 2**20
 
 def write_call(path: Path, seconds: float, offset: float = 0.0) -> Path:
     """A 16 kHz 16-bit wav of ``seconds`` of the sample call from ``offset``, tiled when longer."""
-    from witness.audio import SAMPLE_RATE, load_audio
+    from witness.audio import SAMPLE_RATE, load_audio, write_wav
 
     samples = load_audio(SAMPLE_CALL / "sample.wav").samples
     start, n = int(offset * SAMPLE_RATE), int(seconds * SAMPLE_RATE)
     reps = int(np.ceil((start + n) / len(samples)))
-    pcm = (np.clip(np.tile(samples, reps)[start : start + n], -1.0, 1.0) * 32767).astype("<i2")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(SAMPLE_RATE)
-        w.writeframes(pcm.tobytes())
-    return path
+    return write_wav(path, np.tile(samples, reps)[start : start + n])
 
 
 @dataclass

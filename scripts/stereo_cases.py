@@ -28,13 +28,12 @@ from pathlib import Path
 import numpy as np
 
 from scripts import SHARED
-from witness.audio import load_audio
+from witness.audio import SAMPLE_RATE, load_audio, write_wav
 from witness.diarize.channels import ChannelOptions
 from witness.diarize.vad import SileroVad, regions_from_probabilities
 from witness.transcript import Turn
 
 SIM = SHARED / "data" / "dev-set" / "sim"
-SAMPLE_RATE = 16_000
 MIN_PIECE = 1.0  # s: shorter single-voice stretches are left out
 
 
@@ -56,15 +55,7 @@ class StereoCall:
 
     def write(self, path: Path) -> Path:
         """A 16-bit PCM stereo WAV of the call."""
-        import wave
-
-        pcm = (np.clip(self.channels.T, -1, 1) * 32767).round().astype("<i2")
-        with wave.open(str(path), "wb") as out:
-            out.setnchannels(2)
-            out.setsampwidth(2)
-            out.setframerate(SAMPLE_RATE)
-            out.writeframes(pcm.tobytes())
-        return path
+        return write_wav(path, self.channels)
 
 
 def _pieces(uri: str) -> list[tuple[str, float, float, str | None]]:

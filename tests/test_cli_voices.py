@@ -6,7 +6,6 @@ list and remove; an enrolled voice never replaced silently."""
 from __future__ import annotations
 
 import json
-import wave
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from scripts.diarization_cases import solo_regions
+from witness.audio import write_wav
 from witness.cli import main
 from witness.rttm import parse_rttm, read_rttm
 
@@ -24,21 +24,11 @@ def run(*args: object):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
-def write_wav(audio: np.ndarray, out: Path) -> Path:
-    """``audio`` ((n,) float32, 16 kHz) as a 16-bit mono wav."""
-    with wave.open(str(out), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(16000)
-        w.writeframes((np.clip(audio, -1, 1) * 32767).astype("<i2").tobytes())
-    return out
-
-
 def solo_wav(samples: np.ndarray, rttm: Path, speaker: str, out: Path) -> Path:
     """``speaker``'s turns of the call, with every other speaker's turns cut out, as one wav."""
     (turns,) = read_rttm(rttm).values()
-    return write_wav(np.concatenate([samples[round(s * 16000):round(e * 16000)]
-                                     for s, e in solo_regions(tuple(turns), speaker)]), out)
+    return write_wav(out, np.concatenate([samples[round(s * 16000):round(e * 16000)]
+                                          for s, e in solo_regions(tuple(turns), speaker)]))
 
 
 def speaker_of(turns, reference, name: str) -> str:
@@ -153,7 +143,7 @@ def test_a_stereo_call_enrolls_from_its_mix_and_names_a_channel(models_dir, tmp_
         result.stderr
     own = np.concatenate([call.channels[0][round(s * 16000):round(e * 16000)]
                           for s, e in solo_regions(call.reference, "CHANNEL_1")])
-    assert run("enroll", "Agent", write_wav(own, tmp_path / "agent.wav"), "--models-dir", models_dir).exit_code == 0
+    assert run("enroll", "Agent", write_wav(tmp_path / "agent.wav", own), "--models-dir", models_dir).exit_code == 0
     named = run("diarize", stereo, "--models-dir", models_dir)
     assert named.stdout.startswith(";; speakers from the stereo channels"), named.stderr
     assert {t.speaker for t in parse_rttm(named.stdout)["stereo"]} == {"Agent", "CHANNEL_2"}

@@ -73,6 +73,19 @@ def load_audio(path: str | Path, keep_channels: bool = False) -> Audio:
     return Audio(samples=mono, info=info, channel_samples=channels)
 
 
+def write_wav(path: str | Path, samples: np.ndarray) -> Path:
+    """``samples`` ((n,) mono or (channels, n), floats in [-1, 1] at 16 kHz) as a 16-bit PCM WAV."""
+    import wave
+
+    frames = np.atleast_2d(samples)
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(frames.shape[0])
+        out.setsampwidth(2)
+        out.setframerate(SAMPLE_RATE)
+        out.writeframes((np.clip(frames.T, -1.0, 1.0) * 32767).round().astype("<i2").tobytes())
+    return Path(path)
+
+
 def decode_to_file(path: str | Path, dest: str | Path,
                    stereo_dest: str | Path | None = None) -> tuple[AudioInfo, int]:
     """Decode ``path`` to 16 kHz mono float32 written straight into ``dest`` (raw samples),

@@ -14,16 +14,17 @@ import logging
 import os
 import tempfile
 import time
-import wave
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+import numpy as np
 
 from witness.accel.providers import ProviderChoice, available_providers, choose_provider
 from witness.accel.vram import GpuMemory, free_vram, probe_gpus
 from witness.accel.vram_need import VramNeed, estimate
 from witness.asr.backend import gpu_backend_libraries
-from witness.audio import SAMPLE_RATE
+from witness.audio import SAMPLE_RATE, write_wav
 from witness.config import DiarizationSettings, Settings
 from witness.errors import InputError, UsageError
 from witness.diarize.channels import MODES as CHANNEL_MODES
@@ -217,11 +218,7 @@ def probe(settings: Settings, sources: Sources, seconds: float,
     what ran where. The run's error is raised."""
     with tempfile.TemporaryDirectory(prefix="witness-probe-") as folder:
         path = Path(folder) / "silence.wav"
-        with wave.open(str(path), "wb") as out:
-            out.setnchannels(1)
-            out.setsampwidth(2)
-            out.setframerate(SAMPLE_RATE)
-            out.writeframes(bytes(2 * round(SAMPLE_RATE * seconds)))
+        write_wav(path, np.zeros(round(SAMPLE_RATE * seconds), np.float32))
         quiet = replace(settings, voices=replace(settings.voices, use="none"))  # nobody to name in silence
         (result,) = run([FileJob(str(path))], quiet, sources, jobs=1, retries=0, model_progress=model_progress)
     if result.error is not None:
