@@ -61,21 +61,12 @@ CAMPPLUS_CONVERTED = campplus_converted_name(CAMPPLUS_CHECKPOINT.sha256)
 GE2E_CONVERTED = ge2e_converted_name(GE2E_CHECKPOINT.sha256)
 
 
-def _here(models_dir: str | Path | None, *names: str) -> Path | None:
-    """The first file with one of ``names`` in the models folders (in search order), or None."""
-    for folder in store.search_dirs(models_dir):
-        for name in names:
-            if (folder / name).is_file():
-                return folder / name
-    return None
-
-
 def _fp32_segmentation(models_dir: str | Path | None, offline: bool, progress) -> Path:
     """fp32 segmentation: here (either file), else downloaded, else converted from the wheel."""
     found = store.find(SEGMENTATION_FP32, models_dir)  # raises on a copy that fails its checksum
     if found:
         return found
-    if _here(models_dir, SEGMENTATION_CONVERTED):
+    if store.first_here(models_dir, SEGMENTATION_CONVERTED):
         return segmentation_onnx_path(models_dir, offline, progress)
     try:
         return store.resolve(SEGMENTATION_FP32, models_dir, offline=offline, progress=progress)
@@ -97,7 +88,8 @@ def choose_segmentation(kind: str = "auto", models_dir: str | Path | None = None
     try:
         return _fp32_segmentation(models_dir, offline, progress)
     except ModelError as exc:
-        if kind == "fp32" or _here(models_dir, SEGMENTATION_FP32.name, SEGMENTATION_CONVERTED):  # damaged: never replaced
+        damaged = store.first_here(models_dir, SEGMENTATION_FP32.name, SEGMENTATION_CONVERTED)
+        if kind == "fp32" or damaged:  # damaged: never replaced
             raise
         log.warning("no segmentation model could be had, so speakers come from Silero VAD speech "
                     "regions (less accurate, no overlapping speech): %s", exc)
@@ -116,7 +108,8 @@ def choose_embedding(kind: str = "auto", models_dir: str | Path | None = None, o
     try:
         return "campplus", campplus_onnx_path(models_dir, offline=offline, progress=progress)
     except ModelError as exc:
-        if kind == "campplus" or _here(models_dir, CAMPPLUS_CONVERTED) or not _here(models_dir, GE2E_CONVERTED):
+        if (kind == "campplus" or store.first_here(models_dir, CAMPPLUS_CONVERTED)
+                or not store.first_here(models_dir, GE2E_CONVERTED)):
             raise  # asked for, damaged (never replaced by a weaker model), or no GE2E to fall back on
         log.warning("CAM++ speaker embeddings could not be had (%s); using GE2E, which tells similar "
                     "voices apart less well", exc)
@@ -136,10 +129,10 @@ def choose_models(embedding: str = "auto", models_dir: str | Path | None = None,
 
 def _source(names: tuple[str, ...], checkpoint: store.ModelFile, models_dir, offline: bool) -> str | None:
     """Where a run would take a model from (no download, no conversion); None: nowhere."""
-    here = _here(models_dir, *names)
+    here = store.first_here(models_dir, *names)
     if here:
         return str(here)
-    if _here(models_dir, checkpoint.name):
+    if store.first_here(models_dir, checkpoint.name):
         return f"converted once from {checkpoint.name} (here)"
     if store.is_offline(offline):
         return None
@@ -169,7 +162,7 @@ def preview(segmentation: str = "auto", embedding: str = "auto", models_dir: str
     name, checkpoint = checkpoints[kind]
     emb = {"model": kind, "source": _source((name,), checkpoint, models_dir, offline)}
     if emb["source"] is None:
-        ge2e_here = _here(models_dir, GE2E_CONVERTED)
+        ge2e_here = store.first_here(models_dir, GE2E_CONVERTED)
         emb["warning"] = (f"would use GE2E ({ge2e_here}), which tells similar voices apart less well: CAM++ "
                           "is not here and offline" if embedding == "auto" and ge2e_here
                           else "the run would stop: not here and offline")

@@ -79,13 +79,12 @@ def converted_path(source: store.ModelFile, name: str, converter_version: str,
     """The converted graph ``name``: found in the models folders, or made by
     ``convert(checkpoint, out_path)`` into the cache from ``source`` (found or fetched by the
     store). A found file that is damaged or stale raises ModelError naming it."""
-    for folder in store.search_dirs(models_dir):
-        path = folder / name
-        if path.is_file():
-            if is_converted_from(path, source.sha256, converter_version):
-                return path
-            raise ModelError(f"converted {what} model is damaged or stale; delete it and it will be "
-                             "converted again", path)
+    path = store.first_here(models_dir, name)
+    if path is not None:
+        if is_converted_from(path, source.sha256, converter_version):
+            return path
+        raise ModelError(f"converted {what} model is damaged or stale; delete it and it will be "
+                         "converted again", path)
     checkpoint = store.resolve(source, models_dir, offline=offline, progress=progress)
     log.info("converting %s %s to ONNX (once)", what, checkpoint)
     return convert(checkpoint, store.cache_dir() / name)

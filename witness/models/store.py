@@ -97,24 +97,33 @@ def is_offline(offline: bool = False) -> bool:
     return offline or os.environ.get("WITNESS_OFFLINE") == "1"
 
 
+def first_here(models_dir: str | Path | None, *names: str) -> Path | None:
+    """The first file with one of ``names`` in the search folders (folders in search order,
+    then names in the order given), unchecked; None when there is none."""
+    for folder in search_dirs(models_dir):
+        for name in names:
+            if (folder / name).is_file():
+                return folder / name
+    return None
+
+
 def find(spec: ModelFile, models_dir: str | Path | None = None) -> Path | None:
     """The first verified copy of ``spec`` in the search folders.
 
     A copy that is present but fails its check raises ModelError (never silently skipped:
     the user put it there and must learn it is wrong).
     """
-    for folder in search_dirs(models_dir):
-        path = folder / spec.name
-        if path.is_file():
-            problem = verify(spec, path)
-            if problem:
-                raise ModelError(
-                    f"model file fails its check ({problem}); delete it and run "
-                    f"`witness models pull` or put a good copy there",
-                    path,
-                )
-            return path
-    return None
+    path = first_here(models_dir, spec.name)
+    if path is None:
+        return None
+    problem = verify(spec, path)
+    if problem:
+        raise ModelError(
+            f"model file fails its check ({problem}); delete it and run "
+            f"`witness models pull` or put a good copy there",
+            path,
+        )
+    return path
 
 
 def resolve(

@@ -98,10 +98,9 @@ def _find_local(entry: WhisperModel, models_dir: str | Path | None) -> ResolvedM
         if path:
             return ResolvedModel(str(path), entry.name, "ggml", inspect_ggml(path))
     for source in entry.ct2:
-        for folder in store.search_dirs(models_dir):
-            path = folder / source.converted_name(entry.name)
-            if path.is_file():
-                return ResolvedModel(str(path), entry.name, f"converted from {source.label}", inspect_ggml(path))
+        path = store.first_here(models_dir, source.converted_name(entry.name))
+        if path is not None:
+            return ResolvedModel(str(path), entry.name, f"converted from {source.label}", inspect_ggml(path))
     for source in entry.ct2:
         files = [_local_file(spec, models_dir) for spec in (source.model_bin, source.config, source.vocabulary)]
         if all(files):
