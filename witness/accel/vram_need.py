@@ -136,7 +136,8 @@ def whisper_need(model: str, decoders: int = 1) -> tuple[int, str] | None:
         arch, entry = architecture(model), lookup(model)
         if arch is None or entry is None:
             return None
-        ggml = entry.ggml or (lookup(entry.base).ggml if lookup(entry.base) else None)
+        base = lookup(entry.base)
+        ggml = entry.ggml or (base.ggml if base else None)
         if ggml is None:
             return None
         dims, weights, source = WHISPER_DIMS[arch], ggml.size, f"{model}: ggml size and {arch} dimensions"
