@@ -27,6 +27,7 @@ import numpy as np
 
 from scripts import SAMPLE_CALL
 from witness.asr.guards import collapse_repeats
+from witness.audio import SAMPLE_RATE
 from witness.evaluate.stm import read_stm
 from witness.evaluate.wer import word_error_rate
 from witness.models import store
@@ -34,7 +35,6 @@ from witness.models.whisper_catalogue import CATALOGUE, Ct2Source
 from witness.textnorm import normalize_words
 from witness.transcript import Word
 
-SR = 16000
 SAMPLE = SAMPLE_CALL
 
 
@@ -70,7 +70,7 @@ def sample() -> tuple[np.ndarray, tuple[str, ...], float]:
 
 def tiled(copies: int) -> Case:
     audio, words, first = sample()
-    seconds = len(audio) / SR
+    seconds = len(audio) / SAMPLE_RATE
     ring = tuple((k * seconds, k * seconds + first - 0.2) for k in range(copies))
     return Case(f"sample call x{copies}", np.tile(audio, copies), words * copies, ring)
 
@@ -79,7 +79,7 @@ def music(seconds: float, seed: int = 0) -> np.ndarray:
     """(samples,) float32: chords of harmonic tones changing every beat, a melody and a kick
     drum at 100 bpm, at about the sample call's loudness."""
     rng = np.random.default_rng(seed)
-    t = np.arange(int(seconds * SR)) / SR
+    t = np.arange(int(seconds * SAMPLE_RATE)) / SAMPLE_RATE
     beat = 0.6
     roots = 220.0 * 2 ** (rng.choice([0, 3, 5, 7, 8, 10], size=int(seconds / beat) + 1) / 12)
     root = roots[(t // beat).astype(int)]
@@ -97,7 +97,7 @@ def with_music(seconds: float = 60.0, copies: int = 2) -> Case:
     """``copies`` of the call, ``seconds`` of music, ``copies`` more."""
     audio, words, _ = sample()
     speech = np.tile(audio, copies)
-    start = len(speech) / SR
+    start = len(speech) / SAMPLE_RATE
     return Case(f"sample call x{copies}, {seconds:g} s music, x{copies}",
                 np.concatenate([speech, music(seconds), speech]), words * (2 * copies), ((start, start + seconds),))
 

@@ -17,14 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from scripts import SAMPLE_CALL, SHARED
-from witness.audio import load_audio
+from witness.audio import SAMPLE_RATE, load_audio
 from witness.evaluate import CONVENTIONS, diarization_error
 from witness.rttm import read_rttm
 from witness.transcript import Turn
 
 MODELS = SHARED / "models"
 DEV_SET = SHARED / "data" / "dev-set"
-SAMPLE_RATE = 16_000
 
 
 @dataclass(frozen=True)

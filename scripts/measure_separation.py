@@ -19,12 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from witness.audio import load_audio
+from witness.audio import SAMPLE_RATE, load_audio
 from witness.evaluate.oracle import cut_pieces, solo_intervals
 from witness.rttm import read_rttm
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-RATE = 16000
 
 
 def default_rttms() -> list[Path]:
@@ -62,7 +61,7 @@ def recording_pairs(embedder, rttm: Path, shortest: float, longest: float) -> tu
     pieces, labels = [], []
     for speaker, intervals in solo_intervals(turns).items():
         for start, end in cut_pieces(intervals, shortest, longest):
-            pieces.append(audio[int(start * RATE):int(end * RATE)])
+            pieces.append(audio[int(start * SAMPLE_RATE):int(end * SAMPLE_RATE)])
             labels.append(speaker)
     vectors = [embedder.embed(piece[None])[0] for piece in pieces]
     same, different = [], []
