@@ -29,7 +29,7 @@ import numpy as np
 
 from scripts.diarization_cases import SAMPLE_RATE, Case, dev_set, solo_regions
 from witness.diarize.assign import cosine_similarity
-from witness.diarize.clustering import SpeakerBounds
+from witness.diarize.config import SpeakerBounds
 from witness.diarize.pieces import speech_centroid
 from witness.diarize.pipeline import Diarizer
 from witness.models.diarization_choice import choose_models

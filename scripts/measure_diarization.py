@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from scripts.diarization_cases import Case, dev_set, der_parts, long_case, sample_call
-from witness.diarize.clustering import SpeakerBounds
+from witness.diarize.config import SpeakerBounds
 from witness.diarize.config import config_for
 from witness.diarize.pipeline import Diarizer, WindowEmbeddings
 from witness.audio import SAMPLE_RATE

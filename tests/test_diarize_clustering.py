@@ -7,8 +7,8 @@ import pytest
 
 from tests.diarize_data import PREFIXES, load, same_partition, segmentations
 from witness.diarize.assign import UNASSIGNED, cosine_similarity
-from witness.diarize.clustering import SpeakerBounds, ahc, ahc_clusters, cluster, filter_embeddings
-from witness.diarize.config import PYANNOTE_3_1, ClusteringConfig
+from witness.diarize.clustering import ahc, ahc_clusters, cluster, filter_embeddings
+from witness.diarize.config import PYANNOTE_3_1, ClusteringConfig, SpeakerBounds
 from witness.diarize.windows import Segmentations
 from witness.rttm import read_rttm
 

@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from witness.audio import load_audio
-from witness.diarize.clustering import SpeakerBounds
-from witness.diarize.config import config_for
-from witness.diarize.pipeline import PATH_SEGMENTATION, PATH_VAD, Diarizer, RuntimeOptions
+from witness.diarize.config import RuntimeOptions, SpeakerBounds, config_for
+from witness.diarize.pipeline import PATH_SEGMENTATION, PATH_VAD, Diarizer
 from witness.errors import ModelError
 from witness.evaluate import CONVENTIONS, diarization_error
 from witness.models.campplus_onnx import converted_name as campplus_converted_name

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from tests.worker_engines import crash_in
 from witness.cli import main
 from witness.config import ModelSettings, Settings
-from witness.diarize.clustering import SpeakerBounds
+from witness.diarize.config import SpeakerBounds
 from witness.errors import UsageError
 from witness.flow import FileJob
 from witness.models.diarization_choice import DiarizationModels

@@ -12,9 +12,10 @@ import pytest
 from witness.errors import InputError, UsageError
 from witness.transcript import AudioMeta, Transcript, Turn
 from witness.voices.enroll import check_mode, enrolled, enrollment_print
-from witness.voices.match import match_voices, parse_use, voices_for_run
+from witness.voices.match import match_voices
 from witness.voices.store import (
-    Voice, VoicePrint, check_name, load_voices, read_voice, remove_voice, save_voice, voice_path, voices_dir)
+    Voice, VoicePrint, check_name, load_voices, parse_use, read_voice, remove_voice, save_voice, voice_path, voices_dir,
+    voices_for_run)
 
 
 def unit(*values: float) -> np.ndarray:

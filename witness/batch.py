@@ -83,8 +83,7 @@ def settings_hash(settings: Settings, diarize: bool = True) -> str:
         shaping.pop(section)
     shaping["models"].pop("offline")
     if diarize:  # the voices enrolled now name speakers too: enrolling one redoes the files
-        from witness.voices.match import parse_use
-        from witness.voices.store import voices_digest
+        from witness.voices.store import parse_use, voices_digest
 
         shaping["voices"]["enrolled"] = voices_digest(parse_use(settings.voices.use))
     text = json.dumps({"witness": __version__, "diarize": diarize, "settings": shaping}, sort_keys=True, default=str)

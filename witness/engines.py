@@ -22,9 +22,8 @@ from witness.transcript import Turn, Word
 if TYPE_CHECKING:
     import numpy as np
 
-    from witness.diarize.clustering import SpeakerBounds
-    from witness.diarize.config import DiarizationConfig
-    from witness.diarize.pipeline import DiarizationOutput, Diarizer, RuntimeOptions
+    from witness.diarize.config import DiarizationConfig, RuntimeOptions, SpeakerBounds
+    from witness.diarize.pipeline import DiarizationOutput, Diarizer
     from witness.models.diarization_choice import DiarizationModels
     from witness.models.whisper_models import ResolvedModel
     from witness.workers import SharedAudio

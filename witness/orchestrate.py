@@ -132,7 +132,7 @@ def enrolled_voices(settings: Settings, models: DiarizationModels | None) -> tup
     each checked against its embedding model (InputError naming a voice file of another)."""
     if models is None:
         return ()
-    from witness.voices.match import voices_for_run
+    from witness.voices.store import voices_for_run
 
     return voices_for_run(settings.voices.use, models.embedding, models.embedding_path)
 
@@ -158,9 +158,7 @@ def diarization_job(settings: DiarizationSettings, models: DiarizationModels, de
     (0 in the settings: the model's default, no bound; UsageError on a value the pipeline
     refuses), with ``models`` resolved, the devices' providers and ``threads`` ONNX Runtime
     threads per model."""
-    from witness.diarize.clustering import SpeakerBounds
-    from witness.diarize.config import config_for
-    from witness.diarize.pipeline import RuntimeOptions
+    from witness.diarize.config import RuntimeOptions, SpeakerBounds, config_for
 
     runtime = RuntimeOptions(
         segmentation_providers=devices.segmentation, embedding_providers=devices.embedding,

@@ -207,8 +207,7 @@ def apply_voices(settings, voices: str | None):
         return settings
     from dataclasses import replace
 
-    from witness.voices.match import parse_use
-    from witness.voices.store import check_name
+    from witness.voices.store import check_name, parse_use
 
     for name in parse_use(voices) or ():
         check_name(name)

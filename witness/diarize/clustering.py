@@ -21,60 +21,12 @@ import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 
 from witness.diarize.assign import Clusters, assign, assign_by_overlap, label_centroids
-from witness.diarize.config import ClusteringConfig
+from witness.diarize.config import ClusteringConfig, SpeakerBounds
 from witness.diarize.windows import Segmentations
 
 log = logging.getLogger(__name__)
 
 EUCLIDEAN_ONLY = ("centroid", "median", "ward")  # linkages defined for Euclidean distance
-
-
-@dataclass(frozen=True)
-class SpeakerBounds:
-    """The user's constraint on the number of speakers (all None: free).
-
-    ``num_speakers`` overrides both bounds; ``min_speakers`` defaults to 1 and
-    ``max_speakers`` to unbounded.
-    """
-
-    num_speakers: int | None = None
-    min_speakers: int | None = None
-    max_speakers: int | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("num_speakers", "min_speakers", "max_speakers"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
-        if self.low > self.high:
-            raise ValueError(f"min_speakers ({self.low}) must not exceed max_speakers ({self.high})")
-
-    @property
-    def low(self) -> int:
-        return self.num_speakers or self.min_speakers or 1
-
-    @property
-    def high(self) -> float:
-        """Upper bound (``inf`` when unbounded)."""
-        return self.num_speakers or self.max_speakers or float("inf")
-
-    @property
-    def target(self) -> int | None:
-        """The exact number of speakers when the bounds fix it, else None."""
-        return self.low if self.low == self.high else None
-
-    def within(self, n: int) -> SpeakerBounds:
-        """These bounds clamped to 1..n (there cannot be more speakers than embeddings)."""
-        low, high = max(1, min(n, self.low)), max(1, int(min(n, self.high)))
-        return SpeakerBounds(min_speakers=low, max_speakers=high)
-
-    def forced_count(self, found: int) -> int | None:
-        """The number of speakers to force when ``found`` breaks the bounds, else None."""
-        if self.target is not None:
-            return self.target
-        if found < self.low:
-            return self.low
-        return int(self.high) if found > self.high else None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ settings each model Witness runs was tuned with (``scripts/measure_diarization.p
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
+
+from witness.diarize.onnx_session import CPU
 
 
 @dataclass(frozen=True)
@@ -154,3 +156,78 @@ def config_for(embedding: str, window_step: float = 1.0, threshold: float | None
         clustering=clustering,
         piece_clustering=pieces,
     )
+
+
+@dataclass(frozen=True)
+class SpeakerBounds:
+    """The user's constraint on the number of speakers (all None: free).
+
+    ``num_speakers`` overrides both bounds; ``min_speakers`` defaults to 1 and
+    ``max_speakers`` to unbounded.
+    """
+
+    num_speakers: int | None = None
+    min_speakers: int | None = None
+    max_speakers: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("num_speakers", "min_speakers", "max_speakers"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+        if self.low > self.high:
+            raise ValueError(f"min_speakers ({self.low}) must not exceed max_speakers ({self.high})")
+
+    @property
+    def low(self) -> int:
+        return self.num_speakers or self.min_speakers or 1
+
+    @property
+    def high(self) -> float:
+        """Upper bound (``inf`` when unbounded)."""
+        return self.num_speakers or self.max_speakers or float("inf")
+
+    @property
+    def target(self) -> int | None:
+        """The exact number of speakers when the bounds fix it, else None."""
+        return self.low if self.low == self.high else None
+
+    def within(self, n: int) -> SpeakerBounds:
+        """These bounds clamped to 1..n (there cannot be more speakers than embeddings)."""
+        low, high = max(1, min(n, self.low)), max(1, int(min(n, self.high)))
+        return SpeakerBounds(min_speakers=low, max_speakers=high)
+
+    def forced_count(self, found: int) -> int | None:
+        """The number of speakers to force when ``found`` breaks the bounds, else None."""
+        if self.target is not None:
+            return self.target
+        if found < self.low:
+            return self.low
+        return int(self.high) if found > self.high else None
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    """How the pipeline runs; none of these change the turns.
+
+    segmentation_providers, embedding_providers: ONNX Runtime execution providers per model
+        (CPU by default; each a name or a (name, options) pair).
+    segmentation_threads, embedding_threads: intra-op threads per model (1 each: the two
+        stages run side by side on their own cores; 0 lets ONNX Runtime take every core).
+    embedding_batch_size: GE2E partials (64), WeSpeaker or CAM++ rows (16) per model call; None
+        takes the embedder's default.
+    windows_per_batch: segmentation windows handed over at a time (8).
+    queue_batches: batches that may wait between the two stages (4).
+    blas_threads: numpy's BLAS threads during a run (1: with OpenBLAS's default pool a run
+        took 1.5x as long on this 2-core machine, scripts/bench_diarize_pipeline.py); None
+        leaves BLAS alone.
+    """
+
+    segmentation_providers: tuple[Any, ...] = CPU
+    embedding_providers: tuple[Any, ...] = CPU
+    segmentation_threads: int = 1
+    embedding_threads: int = 1
+    embedding_batch_size: int | None = None
+    windows_per_batch: int = 8
+    queue_batches: int = 4
+    blas_threads: int | None = 1

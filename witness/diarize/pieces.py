@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from witness.diarize.assign import cosine_similarity, label_centroids
-from witness.diarize.clustering import SpeakerBounds, ahc_clusters_found
-from witness.diarize.config import ClusteringConfig
+from witness.diarize.clustering import ahc_clusters_found
+from witness.diarize.config import ClusteringConfig, SpeakerBounds
 from witness.diarize.features import SAMPLE_RATE
 from witness.diarize.vad import fixed_subwindows
 from witness.transcript import Turn

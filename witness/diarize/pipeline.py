@@ -25,17 +25,16 @@ import threading
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
 from witness.diarize.aggregate import speaker_count
-from witness.diarize.clustering import SpeakerBounds, cluster
-from witness.diarize.config import DiarizationConfig, config_for
+from witness.diarize.clustering import cluster
+from witness.diarize.config import DiarizationConfig, RuntimeOptions, SpeakerBounds, config_for
 from witness.diarize.embedding import CamPlusPlusEmbedder, GE2EEmbedder, SpeakerEmbedder, WeSpeakerEmbedder
 from witness.diarize.features import SAMPLE_RATE, finite_audio
 from witness.diarize.masks import embedding_masks
-from witness.diarize.onnx_session import CPU
 from witness.diarize.pieces import cluster_pieces, piece_batch, piece_centroids, piece_turns
 from witness.diarize.pooled_partials import PooledGE2E
 from witness.diarize.reconstruct import clip_turns, reconstruct
@@ -57,33 +56,6 @@ PATH_VAD = "vad-fallback"
 GE2E_VARIANTS = ("pooled", "window")
 PIECE_SECONDS = 2.0  # VAD fallback: speech regions cut into pieces this long…
 MIN_PIECE_SECONDS = 1.0  # …a shorter remainder joins the piece before it
-
-
-@dataclass(frozen=True)
-class RuntimeOptions:
-    """How the pipeline runs; none of these change the turns.
-
-    segmentation_providers, embedding_providers: ONNX Runtime execution providers per model
-        (CPU by default; each a name or a (name, options) pair).
-    segmentation_threads, embedding_threads: intra-op threads per model (1 each: the two
-        stages run side by side on their own cores; 0 lets ONNX Runtime take every core).
-    embedding_batch_size: GE2E partials (64), WeSpeaker or CAM++ rows (16) per model call; None
-        takes the embedder's default.
-    windows_per_batch: segmentation windows handed over at a time (8).
-    queue_batches: batches that may wait between the two stages (4).
-    blas_threads: numpy's BLAS threads during a run (1: with OpenBLAS's default pool a run
-        took 1.5x as long on this 2-core machine, scripts/bench_diarize_pipeline.py); None
-        leaves BLAS alone.
-    """
-
-    segmentation_providers: tuple[Any, ...] = CPU
-    embedding_providers: tuple[Any, ...] = CPU
-    segmentation_threads: int = 1
-    embedding_threads: int = 1
-    embedding_batch_size: int | None = None
-    windows_per_batch: int = 8
-    queue_batches: int = 4
-    blas_threads: int | None = 1
 
 
 @dataclass(frozen=True)

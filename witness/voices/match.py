@@ -15,18 +15,15 @@ prints scored by their mean rejects 18% at 0.15% false accepts, the better singl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from witness.diarize.assign import cosine_similarity
-from witness.errors import InputError
-from witness.voices.store import Voice, load_voices
+from witness.voices.store import Voice
 
 THRESHOLD = 0.60  # cosine similarity; see the module docstring
-NONE, ALL = "none", "all"
 
 
 @dataclass(frozen=True)
@@ -36,37 +33,6 @@ class VoiceMatch:
     speaker: str
     name: str
     score: float
-
-
-def parse_use(use: str) -> tuple[str, ...] | None:
-    """The voices ``--voices`` asks for: None for all, () for none, else the names."""
-    value = use.strip()
-    if value.lower() == ALL:
-        return None
-    if value.lower() == NONE or not value:
-        return ()
-    return tuple(dict.fromkeys(n.strip() for n in value.split(",") if n.strip()))
-
-
-def voices_for_run(use: str, model: str, model_path: Path) -> tuple[Voice, ...]:
-    """The enrolled voices a run compares speakers with (``use``: all, none or NAME,…),
-    each checked against the run's embedding model (``model``, its file ``model_path``):
-    InputError naming the voice file when it was made with another model."""
-    names = parse_use(use)
-    if names == ():
-        return ()
-    voices = load_voices(names)
-    if voices:
-        from witness.models.store import cached_sha256
-
-        sha256 = cached_sha256(Path(model_path))
-        for voice in voices:
-            if (voice.model, voice.model_sha256) != (model, sha256):
-                raise InputError(
-                    f"voice print of {voice.name} was made with {voice.model} (sha256 {voice.model_sha256[:12]}…), "
-                    f"this run embeds with {model} (sha256 {sha256[:12]}…): enroll {voice.name} again, "
-                    "or run with --voices none", voice.path)
-    return voices
 
 
 def match_voices(centroids: Mapping[str, np.ndarray], voices: Sequence[Voice],

@@ -30,6 +30,8 @@ SUFFIX = ".voice.json"
 _NAME = re.compile(r"[^\s,/\\]{1,64}")
 _RESERVED = re.compile(r"(SPEAKER_\d+|all|none)", re.IGNORECASE)
 
+NONE, ALL = "none", "all"  # --voices
+
 
 def voices_dir() -> Path:
     """The folder enrolled voices live in (not created here)."""
@@ -159,3 +161,34 @@ def remove_voice(name: str, folder: Path | None = None) -> Path:
         raise UsageError(f"no enrolled voice {name} in {path.parent} (see `witness voices list`)")
     path.unlink()
     return path
+
+
+def parse_use(use: str) -> tuple[str, ...] | None:
+    """The voices ``--voices`` asks for: None for all, () for none, else the names."""
+    value = use.strip()
+    if value.lower() == ALL:
+        return None
+    if value.lower() == NONE or not value:
+        return ()
+    return tuple(dict.fromkeys(n.strip() for n in value.split(",") if n.strip()))
+
+
+def voices_for_run(use: str, model: str, model_path: Path) -> tuple[Voice, ...]:
+    """The enrolled voices a run compares speakers with (``use``: all, none or NAME,…),
+    each checked against the run's embedding model (``model``, its file ``model_path``):
+    InputError naming the voice file when it was made with another model."""
+    names = parse_use(use)
+    if names == ():
+        return ()
+    voices = load_voices(names)
+    if voices:
+        from witness.models.store import cached_sha256
+
+        sha256 = cached_sha256(Path(model_path))
+        for voice in voices:
+            if (voice.model, voice.model_sha256) != (model, sha256):
+                raise InputError(
+                    f"voice print of {voice.name} was made with {voice.model} (sha256 {voice.model_sha256[:12]}…), "
+                    f"this run embeds with {model} (sha256 {sha256[:12]}…): enroll {voice.name} again, "
+                    "or run with --voices none", voice.path)
+    return voices
