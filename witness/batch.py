@@ -137,18 +137,20 @@ def _expand(text: str) -> list[tuple[str, str]]:
 
 def run_batch(items: Sequence[BatchItem], out_dir: str | Path, settings: Settings, diarize: bool = True,
               options: BatchOptions = BatchOptions(), report: Callable[[ManifestRow], None] | None = None,
-              progress: FileProgress | None = None, model_progress: Progress | None = None) -> tuple[ManifestRow, ...]:
+              progress: FileProgress | None = None, model_progress: Progress | None = None,
+              stop: StopSignals | None = None) -> tuple[ManifestRow, ...]:
     """Transcribe ``items`` into ``out_dir`` and return one row per item (also appended to
     the manifest and passed to ``report`` as each file finishes). Models load once, on the
-    first file that needs them. Ctrl-C (KeyboardInterrupt) or any error stops at once:
-    finished files keep their outputs and rows, workers are killed, the exception goes on.
-    With ``options.ray`` the engines run on Ray actors; this process still writes every
-    output and row."""
+    first file that needs them. Ctrl-C or SIGTERM (KeyboardInterrupt; ``stop`` says which
+    came) or any error stops at once: finished files keep their outputs and rows, workers
+    are killed, the exception goes on. With ``options.ray`` the engines run on Ray actors;
+    this process still writes every output and row."""
     from witness.orchestrate import Sources, run
     from witness.ray_pool import run_on_ray
 
-    with Manifest(Path(out_dir) / MANIFEST_NAME) as manifest:
-        batch = _Batch(items, Path(out_dir), manifest, options, report)
+    stop = stop if stop is not None else StopSignals()
+    with stop.listening(), Manifest(Path(out_dir) / MANIFEST_NAME) as manifest:
+        batch = _Batch(items, Path(out_dir), manifest, options, report, stop)
         todo = batch.triage()
         if options.ray is not None:
             results = run_on_ray(batch.jobs(todo), settings, options.ray, diarize=diarize, retries=options.retries,
@@ -159,16 +161,18 @@ def run_batch(items: Sequence[BatchItem], out_dir: str | Path, settings: Setting
         with contextlib.closing(results):
             for result in results:
                 batch.finish(result)
+        stop.check()
     return tuple(batch.rows)
 
 
 class _Batch:
     """Per-run bookkeeping: what the manifest says is done, the files on their way through
-    the engines (with their size and hash), and the rows written so far."""
+    the engines (with their size and hash), and the rows written so far; ``stop`` holds
+    Ctrl-C and SIGTERM while a file's outputs and row are written."""
 
     def __init__(self, items: Sequence[BatchItem], out_dir: Path, manifest: Manifest, options: BatchOptions,
-                 report: Callable[[ManifestRow], None] | None):
-        self.items, self.out_dir, self.manifest = items, out_dir, manifest
+                 report: Callable[[ManifestRow], None] | None, stop: StopSignals):
+        self.items, self.out_dir, self.manifest, self.stop = items, out_dir, manifest, stop
         self.force, self.html_audio, self.report = options.force, options.html_audio, report
         rows = manifest.rows()  # read once: a damaged line is warned about once
         self.previous = {row.input: row for row in rows}  # the last row of each input
@@ -224,6 +228,7 @@ class _Batch:
                 continue
             self.pending[item.input] = (item, row)
             yield FileJob(item.input, row.sha256 or "")
+            self.stop.check()  # the flow is back for the next file, having decoded this one
 
     def finish(self, result: FileResult) -> None:
         """Write a finished file's outputs and its row together (Ctrl-C or SIGTERM wait for both)."""
@@ -236,7 +241,7 @@ class _Batch:
         row = replace(row, status="ok", outputs=item.outputs, duration=duration,
                       rtf=round(result.seconds / duration, 4) if duration else None,
                       words=len(result.transcript.words), warning=result.transcript.empty_warning)
-        with _signals_deferred():
+        with self.stop.held():
             try:
                 write_outputs(result.transcript, [self.out_dir / out for out in item.outputs],
                               PageSource(Path(item.input), self.html_audio))
@@ -245,11 +250,11 @@ class _Batch:
             self._record(row)
 
     def _record(self, row: ManifestRow) -> None:
-        with _signals_deferred():
+        with self.stop.held():
             self.manifest.append(row)
-        self.rows.append(row)
-        if self.report is not None:
-            self.report(row)
+            self.rows.append(row)
+            if self.report is not None:
+                self.report(row)
 
 
 def _same_work(done: ManifestRow, row: ManifestRow, outputs: tuple[str, ...], out_dir: Path) -> bool:
@@ -264,8 +269,51 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+class StopSignals:
+    """Ctrl-C and SIGTERM during a batch. While ``listening`` (on the main thread), each is
+    noted in ``received`` and raised as KeyboardInterrupt: at once, or once the ``held``
+    blocks around it are done (a file's outputs and its row belong together).
+
+    Native code can lose a KeyboardInterrupt raised while it runs: PyAV's resampler
+    swallows it, numpy's ``tofile`` turns it into a TypeError. So ``check`` raises it again
+    wherever the batch can stop (each row written, each file the flow takes, the end), and
+    an error that follows a stop signal is taken for the stop."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self._holds = 0  # held blocks open (they nest: a file's row is written inside its block)
+
+    @contextlib.contextmanager
+    def listening(self):
+        with _signal_handlers({s: self._on_signal for s in STOP_SIGNALS}):
+            try:
+                yield self
+            except Exception as exc:
+                if not self.received:
+                    raise
+                raise KeyboardInterrupt from exc
+
+    @contextlib.contextmanager
+    def held(self):
+        self._holds += 1
+        try:
+            yield
+        finally:
+            self._holds -= 1
+        self.check()
+
+    def check(self) -> None:
+        """KeyboardInterrupt if a stop signal has come, unless a ``held`` block is open."""
+        if self.received and not self._holds:
+            raise KeyboardInterrupt
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.received.append(signum)
+        self.check()
+
+
 @contextlib.contextmanager
-def signal_handlers(handlers: Mapping[int, Callable[[int, Any], None]]):
+def _signal_handlers(handlers: Mapping[int, Callable[[int, Any], None]]):
     """``handlers`` (signal -> handler) while the block runs, the previous ones restored
     after. Only the main thread receives signals; elsewhere this does nothing."""
     if threading.current_thread() is not threading.main_thread():
@@ -277,17 +325,6 @@ def signal_handlers(handlers: Mapping[int, Callable[[int, Any], None]]):
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
-
-
-@contextlib.contextmanager
-def _signals_deferred():
-    """Hold Ctrl-C and SIGTERM until the block is done (a file's outputs and its manifest
-    row belong together), then deliver them to the handlers they would have reached."""
-    caught: list[int] = []
-    with signal_handlers({s: lambda signum, frame: caught.append(signum) for s in STOP_SIGNALS}):
-        yield
-    for signum in dict.fromkeys(caught):
-        signal.raise_signal(signum)
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors
     a fresh worker; a bad file is reported and the batch goes on. Ctrl-C (or SIGTERM)
     stops cleanly.
     """
-    from witness.batch import BatchOptions, find_items, run_batch, settings_hash, summarize
+    from witness.batch import BatchOptions, StopSignals, find_items, run_batch, settings_hash, summarize
     from witness.ray_pool import RayOptions, import_ray
 
     ray = None
@@ -89,14 +89,13 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors
     view = _View(items, enabled(ctx) and not quiet, 1 if no_diarize else 2)
     started = time.perf_counter()
     stopped_by = None
-    terms: list[int] = []  # SIGTERMs received
+    stop = StopSignals()  # which signal stopped it (Ray's waits turn any KeyboardInterrupt into a plain one)
     try:
-        with _sigterm_as_interrupt(terms):
-            options = BatchOptions(force=force, jobs=jobs or 0, html_audio=html_audio, ray=ray)
-            run_batch(items, output_dir, settings, not no_diarize, options,
-                      report=view.row, progress=view.bar.file, model_progress=view.bar.model)
+        options = BatchOptions(force=force, jobs=jobs or 0, html_audio=html_audio, ray=ray)
+        run_batch(items, output_dir, settings, not no_diarize, options,
+                  report=view.row, progress=view.bar.file, model_progress=view.bar.model, stop=stop)
     except KeyboardInterrupt:
-        stopped_by = signal.SIGTERM if terms else signal.SIGINT
+        stopped_by = stop.received[0] if stop.received else signal.SIGINT
     finally:
         view.bar.close()
     summary = summarize(view.rows, time.perf_counter() - started)
@@ -105,19 +104,6 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors
     if not quiet:
         click.echo(_summary_table(summary, view.found_as), err=True, nl=False)
     ctx.exit(128 + stopped_by if stopped_by is not None else 2 if summary.failed else 0)
-
-
-def _sigterm_as_interrupt(received: list[int]):
-    """SIGTERM (a scheduler or service manager stopping the batch) stops it like Ctrl-C, and
-    is noted in ``received`` (Ray's waits turn any KeyboardInterrupt into a plain one)."""
-
-    def stop(signum, frame):
-        received.append(signum)
-        raise KeyboardInterrupt
-
-    from witness.batch import signal_handlers
-
-    return signal_handlers({signal.SIGTERM: stop})
 
 
 class _View:
