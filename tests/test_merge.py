@@ -116,3 +116,26 @@ def test_a_word_that_fell_into_a_gap_follows_its_sentence_despite_a_pause():
     turns = [Turn(18.0, 21.5, A), Turn(21.77, 28.0, B)]
     assert [w.speaker for w in merge(words, turns).words] == [A, A, A, B]
     assert [w.speaker for w in merge(words, turns, MergeOptions(repair=False)).words] == [A, A, B, B]
+
+
+def said(start, end, text, speaker):
+    return Word(start, end, text, speaker=speaker)
+
+
+def test_a_word_that_comes_with_its_speaker_keeps_it():
+    """A split stereo call's words carry their channel's party: no turn or repair moves them."""
+    turns = [Turn(0, 2.0, A)]
+    words = [said(0.0, 0.4, "so", A), said(0.5, 0.9, "yeah", B), said(1.0, 1.4, "then.", A)]
+    assert [w.speaker for w in merge(words, turns).words] == [A, B, A]
+
+
+def test_a_backchannel_said_over_a_sentence_does_not_cut_it():
+    words = [said(0.0, 0.4, "I", A), said(0.5, 0.9, "went", A), said(0.6, 0.8, "mhm", B),
+             said(1.0, 1.4, "home.", A)]
+    assert [(u.speaker, u.text) for u in merge(words, []).utterances] == [(A, "I went home."), (B, "mhm")]
+
+
+def test_an_answer_in_a_pause_ends_the_utterance():
+    words = [said(0.0, 0.4, "Ready?", A), said(0.6, 0.9, "Yes.", B), said(1.2, 1.6, "Good.", A)]
+    assert [(u.speaker, u.text) for u in merge(words, []).utterances] == [
+        (A, "Ready?"), (B, "Yes."), (A, "Good.")]

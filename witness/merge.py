@@ -13,10 +13,14 @@
    diarization actually heard that speaker during those words — a pause is evidence that
    the speaker changed there, a word that merely fell into a gap next to a turn is not.
 3. **Group.** Consecutive words of one speaker form an utterance; an utterance also breaks
-   at a pause of ``utterance_pause`` seconds.
+   at a pause of ``utterance_pause`` seconds. On a split stereo call (below) each party's
+   words are grouped on their own, so one party's backchannel over the other's sentence
+   does not cut that sentence up (``group_utterances``).
 
 Word speakers are decided per word, never per ASR segment, so a Whisper segment that
-spans two speakers is split between them.
+spans two speakers is split between them. A word that arrives with its speaker (on a stereo
+call with one party per channel, each channel is transcribed alone: its words are that
+party's) keeps it through steps 1 and 2.
 """
 
 from __future__ import annotations
@@ -55,12 +59,15 @@ class MergeResult:
 def merge(words: Sequence[Word], turns: Sequence[Turn], options: MergeOptions = MergeOptions()) -> MergeResult:
     """Assign ``words`` to the speakers of ``turns`` (exclusive turns work best) and group them."""
     ordered = sorted(words, key=lambda w: (w.start, w.end))
+    known = [w.speaker for w in ordered]
     labels, heard = _assign(ordered, turns, options.gap_tolerance)
+    labels = [k or s for k, s in zip(known, labels)]
     repaired = repair_boundaries(ordered, labels, options, heard) if options.repair else list(labels)
+    repaired = [k or s for k, s in zip(known, repaired)]
     changed = sum(a != b for a, b in zip(labels, repaired))
     attributed = tuple(replace(w, speaker=s) for w, s in zip(ordered, repaired))
     return MergeResult(
-        utterances=group_utterances(attributed, options.utterance_pause),
+        utterances=group_utterances(attributed, options.utterance_pause, overlapping=any(known)),
         words=attributed,
         unattributed=sum(s is None for s in repaired),
         repaired=changed,
@@ -177,14 +184,36 @@ def _is_blip(words: Sequence[Word], run: range, span: range, options: MergeOptio
     return before < options.real_pause and after < options.real_pause
 
 
-def group_utterances(words: Sequence[Word], utterance_pause: float) -> tuple[Utterance, ...]:
-    """Consecutive words of one speaker, broken at pauses of ``utterance_pause`` seconds."""
+def group_utterances(words: Sequence[Word], utterance_pause: float, overlapping: bool = False) -> tuple[Utterance, ...]:
+    """Consecutive words of one speaker, broken at pauses of ``utterance_pause`` seconds.
+
+    ``overlapping``: words of two speakers may be said at once (a split stereo call's
+    channels, transcribed apart). Each speaker's words are then grouped on their own, so a
+    backchannel said over someone's sentence does not cut it in pieces; an utterance still
+    ends at a pause, and where another speaker said a whole word inside its pause (an answer,
+    a turn taken). Utterances are in the order they start, and may overlap in time."""
     groups: list[list[Word]] = []
-    for word in words:
-        if groups and groups[-1][-1].speaker == word.speaker and word.start - groups[-1][-1].end < utterance_pause:
-            groups[-1].append(word)
-        else:
-            groups.append([word])
+    if not overlapping:
+        for word in words:
+            if groups and groups[-1][-1].speaker == word.speaker and word.start - groups[-1][-1].end < utterance_pause:
+                groups[-1].append(word)
+            else:
+                groups.append([word])
+    else:
+        current: dict[str | None, int] = {}  # speaker -> index of their open group
+        answered: dict[int, float] = {}  # open group -> earliest end of another's word begun in its pause
+        for word in words:
+            k = current.get(word.speaker)
+            if k is not None and word.start - groups[k][-1].end < utterance_pause \
+                    and answered.get(k, float("inf")) > word.start:
+                groups[k].append(word)
+            else:
+                k = current[word.speaker] = len(groups)
+                groups.append([word])
+            answered.pop(k, None)
+            for speaker, other in current.items():
+                if speaker != word.speaker and word.start >= groups[other][-1].end:
+                    answered[other] = min(answered.get(other, float("inf")), word.end)
     return tuple(
         Utterance(
             speaker=g[0].speaker,
