@@ -134,6 +134,27 @@ def test_clicking_a_word_plays_from_it(page, transcript):
     assert transcript.utterances[2].start <= paused_time(page) < transcript.utterances[2].start + 1.0
 
 
+def test_the_playing_word_is_found_where_utterances_overlap(browser, transcript, sample_call, tmp_path):
+    """A split stereo call's parties are transcribed apart: a backchannel said inside another
+    speaker's utterance comes after it in the list, yet is the word marked while it plays."""
+    from witness.transcript import Utterance, Word
+
+    said = transcript.utterances[7]
+    other = next(s for s in transcript.speakers if s != said.speaker)
+    at = said.words[2].start + 0.01
+    backchannel = Utterance(other, at, at + 0.2, "mhm", (Word(at, at + 0.2, "mhm", speaker=other),))
+    utterances = (*transcript.utterances[:8], backchannel, *transcript.utterances[8:])
+    html = tmp_path / "overlap.html"
+    html.write_text(to_html(replace(transcript, utterances=utterances), linked(sample_call / "sample.wav", tmp_path)),
+                    encoding="utf-8")
+    context, _ = browser
+    tab = open_page(context, html)
+    for seconds, text in ((at + 0.05, "mhm"), (said.words[4].start + 0.01, said.words[4].text)):
+        tab.evaluate(f"document.getElementById('audio').currentTime = {seconds}")
+        expect(tab.locator("span.now")).to_have_text([text])
+    tab.close()
+
+
 def test_search_finds_a_quote_and_goes_to_it(page, transcript):
     page.keyboard.press("/")
     page.keyboard.type("texas originally from chicago")  # case and punctuation ignored

@@ -1,7 +1,7 @@
 "use strict";
 // The transcript page: render, play from a click, follow playback, search, rename speakers.
-// Words live in flat arrays (start times sorted), so the playing word is a binary search and
-// one class change, however long the call.
+// Words live in flat arrays (with an index in start-time order), so the playing word is a
+// binary search and one class change, however long the call.
 (() => {
   const scriptStart = performance.now();
   const D = JSON.parse(document.getElementById("witness-data").textContent);
@@ -85,13 +85,18 @@
     audio.play().catch(() => {});
   }
   function seekBy(dt) { audio.currentTime = Math.max(0, Math.min(audio.currentTime + dt, duration())); sync(); }
-  function utteranceNow() { const i = upper(ws, audio.currentTime + 1e-3, n) - 1; return i < 0 ? -1 : wu[i]; }
+  // the word playing at t: the last to start by then (a split stereo call's two parties are
+  // transcribed apart, so their utterances may overlap and ws is sorted only within each)
+  const byStart = Int32Array.from({ length: n }, (_, i) => i).sort((a, b) => ws[a] - ws[b] || a - b);
+  const startsInOrder = Float64Array.from(byStart, (i) => ws[i]);
+  const wordAt = (t) => { const k = upper(startsInOrder, t + 1e-3, n) - 1; return k < 0 ? -1 : byStart[k]; };
+  function utteranceNow() { const i = wordAt(audio.currentTime); return i < 0 ? -1 : wu[i]; }
 
   function sync() {
     const t = audio.currentTime;
     $("playhead").style.left = (100 * t / duration()) + "%";
     if (!n) return;
-    const i = upper(ws, t + 1e-3, n) - 1;
+    const i = wordAt(t);
     if (i === nowWord) return;
     if (nowWord >= 0) wordEl(nowWord).classList.remove("now");
     nowWord = i;
