@@ -58,6 +58,17 @@ def test_piece_times_map_back_to_the_file():
     assert np.array_equal(piece.audio(signal), np.concatenate([signal[16000:48000], signal[160000:176000]]))
 
 
+def test_a_piece_is_silent_outside_its_own_speech():
+    """A split call's channel: the other party's bleed between its own spans is zeroed."""
+    signal = np.arange(1, 101, dtype=np.float32)
+    piece = SpeechPiece(((10, 30), (50, 70)))
+    assert np.array_equal(piece.audio(signal), np.r_[signal[10:30], signal[50:70]])
+    part = piece.audio(signal[::-1].copy()[::-1], own=((0, 12), (25, 55), (68, 90)))  # a strided view too
+    expected = np.r_[signal[10:30], signal[50:70]]
+    expected[[*range(2, 15), *range(25, 38)]] = 0  # samples 12-25 and 55-68 are not its own
+    assert part.flags.c_contiguous and np.array_equal(part, expected)
+
+
 def test_without_vad_the_whole_file_is_cut_into_pieces():
     pieces = whole_file_pieces(np.ones(100 * SR, np.float32), 30)
     assert [p.spans for p in pieces][0][0][0] == 0 and pieces[-1].spans[-1][1] == 100 * SR

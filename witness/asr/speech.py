@@ -11,7 +11,9 @@ handed to the decoder. ``SpeechPiece.to_file`` maps a time in the piece back to 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 
@@ -47,12 +49,23 @@ class SpeechPiece:
     def samples(self) -> int:
         return sum(e - s for s, e in self.spans)
 
-    def audio(self, signal: np.ndarray) -> np.ndarray:
-        """(samples,) float32: the spans of ``signal`` ((samples,) float32) end to end."""
-        if len(self.spans) == 1:
-            s, e = self.spans[0]
-            return signal[s:e]
-        return np.concatenate([signal[s:e] for s, e in self.spans])
+    def audio(self, signal: np.ndarray, own: Sequence[tuple[int, int]] | None = None) -> np.ndarray:
+        """(samples,) float32, contiguous: the spans of ``signal`` ((samples,) float32) end to
+        end; with ``own`` (sorted sample spans), silent outside them."""
+        parts = [signal[s:e] for s, e in self.spans]
+        if own is None:
+            return np.ascontiguousarray(parts[0] if len(parts) == 1 else np.concatenate(parts), dtype=np.float32)
+        out = np.zeros(self.samples, dtype=np.float32)
+        offset = 0
+        for (s, e), part in zip(self.spans, parts):
+            for a, b in own[max(0, bisect_right(own, (s,)) - 1):]:
+                if a >= e:
+                    break
+                lo, hi = max(a, s), min(b, e)
+                if hi > lo:
+                    out[offset + lo - s: offset + hi - s] = part[lo - s: hi - s]
+            offset += e - s
+        return out
 
     def to_file(self, seconds: float, end: bool = False) -> float:
         """File time of ``seconds`` into this piece. At a seam between spans a start belongs

@@ -20,7 +20,7 @@ import logging
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
@@ -37,9 +37,24 @@ from witness.progress import Progress
 from witness.textnorm import normalize_words
 from witness.transcript import Word
 
+if TYPE_CHECKING:
+    from witness.diarize.channels import StereoCall
+
 log = logging.getLogger(__name__)
 
 _LOG_ERROR = 4  # ggml_log_level GGML_LOG_LEVEL_ERROR
+
+
+@dataclass(frozen=True)
+class Track:
+    """One signal of a file to decode: ``signal`` (samples,) float32; ``probabilities``: its
+    speech, one Silero probability per 512 samples (None: no speech gate, all of it is
+    decoded); ``own``: (start, end) sample spans outside which its audio is silenced (None:
+    none is), so that another party's bleed between them is not decoded."""
+
+    signal: np.ndarray
+    probabilities: np.ndarray | None = None
+    own: tuple[tuple[int, int], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -76,11 +91,12 @@ class AsrInfo:
     threads: int
     language: str
     stats: DecodeStats
+    channels_decoded: int = 1  # 2: a stereo call's channels, each alone (``transcribe_call``)
 
     def to_dict(self) -> dict[str, Any]:
         return {"engine": "whisper.cpp", "model": self.model, "device": self.device, "backends": list(self.backends),
                 "pywhispercpp": self.pywhispercpp, "timestamps": self.timestamps, "threads": self.threads,
-                "language": self.language, **asdict(self.stats)}
+                "language": self.language, "channels_decoded": self.channels_decoded, **asdict(self.stats)}
 
 
 @dataclass(frozen=True)
@@ -92,6 +108,7 @@ class AsrResult:
     language: str
     duration: float
     info: AsrInfo
+    channels: tuple[int, ...] | None = None  # each word's channel, when a call's channels were decoded apart
 
 
 def dtw_preset_name(model_name: str | None, hp: WhisperHparams) -> str:
@@ -178,29 +195,51 @@ class WhisperEngine:
         is decoded again hotter; Whisper's stock silence phrases are dropped where the VAD
         heard no speech. ``progress`` gets ("transcribe", percent done, 100), never backwards.
         """
-        if self._ctx is None:
-            raise RuntimeError("this WhisperEngine is closed")
         samples = np.ascontiguousarray(audio, dtype=np.float32)
         if samples.ndim != 1:
             raise InputError(f"audio must be mono with shape (samples,), not {samples.shape}")
-        language = self._language()
         probs = self._vad.probabilities(samples) if self._vad is not None else None
-        pieces = (plan_pieces(probs, len(samples)) if probs is not None
-                  else whole_file_pieces(samples, self.options.effective_chunk_seconds))
-        tracker = _ProgressTracker(progress, sum(p.samples for p in pieces))
-        stats = DecodeStats(pieces=len(pieces), speech_seconds=sum(p.samples for p in pieces) / SAMPLE_RATE)
-        segments: list[AsrSegment] = []
-        for i, piece in enumerate(pieces):
-            if piece.samples < SAMPLE_RATE // 10:  # whisper.cpp refuses under 100 ms
-                continue
-            decoded, redecoded = self._decode(piece, piece.audio(samples), language, first=(i == 0),
-                                              progress=tracker.for_next(piece.samples))
-            stats.redecoded += redecoded
-            if language in ("", "auto"):
-                language = self._pw.whisper_lang_str(self._pw.whisper_full_lang_id(self._ctx))
-            segments.extend(decoded)
+        return self._transcribe([Track(samples, probs)], progress)
+
+    def transcribe_call(self, call: StereoCall, progress: Progress | None = None) -> AsrResult:
+        """Words of a stereo call with one party per channel, each channel decoded alone where
+        its party holds the floor (``StereoCall.own_probabilities``), with the audio outside
+        that party's own speech silenced so the other party's bleed is never transcribed;
+        ``AsrResult.channels`` gives each word's channel (0 or 1). As ``transcribe`` otherwise."""
+        tracks = [Track(call.channels[c], call.own_probabilities(c),
+                        tuple((round(s * SAMPLE_RATE), round(e * SAMPLE_RATE)) for s, e in call.speech_regions(c)))
+                  for c in (0, 1)]
+        return self._transcribe(tracks, progress)
+
+    def _transcribe(self, tracks: list[Track], progress: Progress | None) -> AsrResult:
+        """Decode each track's speech (every track of one file: the same length) in turn."""
+        if self._ctx is None:
+            raise RuntimeError("this WhisperEngine is closed")
+        language = self._language()
+        planned = [self._pieces(track) for track in tracks]
+        tracker = _ProgressTracker(progress, sum(p.samples for pieces in planned for p in pieces))
+        stats = DecodeStats(pieces=sum(map(len, planned)),
+                            speech_seconds=sum(p.samples for pieces in planned for p in pieces) / SAMPLE_RATE)
+        per_track: list[list[AsrSegment]] = []
+        for track, pieces in zip(tracks, planned):
+            segments: list[AsrSegment] = []
+            for i, piece in enumerate(pieces):
+                if piece.samples < SAMPLE_RATE // 10:  # whisper.cpp refuses under 100 ms
+                    continue
+                decoded, redecoded = self._decode(piece, piece.audio(track.signal, track.own), language,
+                                                  first=(i == 0), progress=tracker.for_next(piece.samples))
+                stats.redecoded += redecoded
+                if language in ("", "auto"):
+                    language = self._pw.whisper_lang_str(self._pw.whisper_full_lang_id(self._ctx))
+                segments.extend(decoded)
+            per_track.append(self._guarded(segments, track.probabilities, stats))
         tracker.done()
-        return self._result(self._guarded(segments, probs, stats), language, len(samples) / SAMPLE_RATE, stats)
+        return self._result(per_track, language, len(tracks[0].signal) / SAMPLE_RATE, stats)
+
+    def _pieces(self, track: Track) -> list[SpeechPiece]:
+        if track.probabilities is not None:
+            return plan_pieces(track.probabilities, len(track.signal))
+        return whole_file_pieces(track.signal, self.options.effective_chunk_seconds)
 
     def _decode(self, piece: SpeechPiece, part: np.ndarray, language: str, first: bool,
                 progress: Callable[[int], None] | None) -> tuple[list[AsrSegment], bool]:
@@ -209,7 +248,8 @@ class WhisperEngine:
         (whisper's reference decoder); if none passes, the least repetitive one is kept."""
         o = self.options
         audio_ctx = min(self.info.hparams.n_audio_ctx, -(-len(part) * 50 // SAMPLE_RATE) + 2) if o.fit_encoder else 0
-        self._run(part, self._full_params(language, o.initial_prompt if first else "", o.temperature, audio_ctx), progress)
+        self._run(part, self._full_params(language, o.initial_prompt if first else "", o.temperature, audio_ctx,
+                                          fresh=first), progress)
         segments = self._segments(piece)
         seconds = piece.samples / SAMPLE_RATE
         reason = loop_reason(" ".join(s.text for s in segments), seconds) if o.redecode_loops else None
@@ -231,14 +271,14 @@ class WhisperEngine:
         step = o.temperature_increment or 0.2
         return [round(o.temperature + step * k, 3) for k in range(1, int((1.0 - o.temperature) / step + 1e-6) + 1)]
 
-    def _guarded(self, segments: list[AsrSegment], probs: np.ndarray | None, stats: "DecodeStats") -> list[AsrSegment]:
+    def _guarded(self, segments: list[AsrSegment], probs: np.ndarray | None, stats: DecodeStats) -> list[AsrSegment]:
         """Segments less Whisper's stock silence phrases where the VAD heard no speech, and
         less a third (or later) copy in a row of the same text."""
         kept = [s for s in segments
                 if probs is None or not is_silence_phrase(s.text) or speech_share(probs, s.start, s.end) >= 0.5]
-        stats.dropped_silence_phrases = len(segments) - len(kept)
+        stats.dropped_silence_phrases += len(segments) - len(kept)
         keep = collapse_repeats([s.text for s in kept])
-        stats.dropped_repeats = keep.count(False)
+        stats.dropped_repeats += keep.count(False)
         return [s for s, k in zip(kept, keep) if k]
 
     def _language(self) -> str:
@@ -326,16 +366,24 @@ class WhisperEngine:
             return None
         return AsrSegment(start=words[0].start, end=words[-1].end, text=text, words=words)
 
-    def _result(self, segments: list[AsrSegment], language: str, duration: float, stats: DecodeStats) -> AsrResult:
-        words = _monotonic([w for seg in segments for w in seg.words], duration)
+    def _result(self, per_track: list[list[AsrSegment]], language: str, duration: float,
+                stats: DecodeStats) -> AsrResult:
+        """The result of one file's tracks: each track's words made monotonic, then all of
+        them in time order (with their track in ``channels`` when there are several)."""
+        tagged = sorted(((w, k) for k, segments in enumerate(per_track)
+                         for w in _monotonic([w for seg in segments for w in seg.words], duration)),
+                        key=lambda wk: (wk[0].start, wk[0].end, wk[1]))
         backend = self.backend
         info = AsrInfo(
             model=self.model_name or Path(self.model_path).name,
             device=f"{backend.gpu_backend}: {backend.gpu_device}" if backend.gpu_backend else "cpu",
             backends=tuple(name for name, _ in backend.backends), pywhispercpp=backend.version,
             timestamps=self.options.timestamps, threads=self.options.effective_threads, language=language,
-            stats=stats)
-        return AsrResult(words=words, segments=tuple(segments), language=language, duration=duration, info=info)
+            stats=stats, channels_decoded=len(per_track))
+        segments = sorted((s for segments in per_track for s in segments), key=lambda s: (s.start, s.end))
+        return AsrResult(words=tuple(w for w, _ in tagged), segments=tuple(segments), language=language,
+                         duration=duration, info=info,
+                         channels=tuple(k for _, k in tagged) if len(per_track) > 1 else None)
 
 
 def token_spans(segments: list[list[Any]], dtw: bool) -> list[list[tuple[int, int]]]:
