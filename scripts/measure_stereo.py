@@ -4,10 +4,10 @@ detection says, the split path's DER per file (strict and with a 0.25 s collar, 
 references: the speech of each party's own channel, and the utterance spans), and with
 ``--words`` the two ways to give words their speaker:
 
-- mix: Whisper once on the mono mix, each word to the louder channel's exclusive turn (what
-  ``witness`` does);
-- channels: Whisper on each channel where that channel speaks (silenced elsewhere, so the
-  other party's bleed is not transcribed); each word has its channel's speaker.
+- mix: Whisper once on the mono mix, each word to the louder channel's exclusive turn;
+- channels: Whisper on each channel where its party holds the floor, silent outside its own
+  speech so the other party's bleed is not transcribed (``WhisperEngine.transcribe_call``,
+  what ``witness`` does); each word has its channel's speaker.
 
 Words are scored (WER, WDER) where the reference has text (whole utterances; a piece cut
 short by an overlap in the source call has none). Whisper seconds are in one run, on a
@@ -24,11 +24,9 @@ import time
 from dataclasses import replace
 from functools import partial
 
-import numpy as np
 
 from scripts.stereo_cases import StereoCall, shared_channel_calls, stereo_calls
-from witness.audio import SAMPLE_RATE
-from witness.diarize.channels import ChannelTurns, diarize_channels, same_voice_share
+from witness.diarize.channels import LABELS, ChannelTurns, diarize_channels, same_voice_share, stereo_call
 from witness.diarize.embedding import CamPlusPlusEmbedder
 from witness.diarize.vad import SileroVad
 from witness.evaluate import diarization_error
@@ -66,22 +64,13 @@ def scored(call: StereoCall, words: list[Word]) -> tuple[float, float]:
     return 100 * wer.wer, 100 * wder.wder
 
 
-def words_by_mix(engine, call: StereoCall, split: ChannelTurns) -> list[Word]:
+def words_by_mix(engine, call: StereoCall, split: ChannelTurns, vad: SileroVad) -> list[Word]:
     return list(merge(engine.transcribe(call.channels.mean(axis=0)).words, split.exclusive_turns).words)
 
 
-def words_by_channel(engine, call: StereoCall, split: ChannelTurns) -> list[Word]:
-    """Each channel transcribed where it speaks (silenced elsewhere, so the speech gate skips
-    the other party's bleed): about as much audio as the mix, plus the overlaps."""
-    words = []
-    for c, label in enumerate(("CHANNEL_1", "CHANNEL_2")):
-        signal = np.zeros(call.channels.shape[1], dtype=np.float32)
-        for t in split.turns:
-            if t.speaker == label:
-                first, last = int(t.start * SAMPLE_RATE), int(t.end * SAMPLE_RATE)
-                signal[first:last] = call.channels[c, first:last]
-        words += [replace(w, speaker=label) for w in engine.transcribe(signal).words]
-    return words
+def words_by_channel(engine, call: StereoCall, split: ChannelTurns, vad: SileroVad) -> list[Word]:
+    result = engine.transcribe_call(stereo_call(call.channels, vad))
+    return [replace(w, speaker=LABELS[c]) for w, c in zip(result.words, result.channels)]
 
 
 def main() -> None:
@@ -112,7 +101,7 @@ def main() -> None:
             results = {}
             for name, method in (("mix", words_by_mix), ("channels", words_by_channel)):
                 began = time.perf_counter()
-                words = method(engine, call, split)
+                words = method(engine, call, split, vad)
                 totals[name] += time.perf_counter() - began
                 results[name] = scored(call, words) + (time.perf_counter() - began,)
             line += "   {:5.1f}/{:4.1f}   {:5.1f}/{:4.1f}   {:6.1f} {:6.1f}".format(

@@ -1,8 +1,9 @@
 """Stereo calls with one party per channel (witness.diarize.channels), on real audio with the
 real Silero VAD and CAM++: calls built from the dev set's single-speaker pieces with bleed at
--20 dB and a delay (scripts/stereo_cases.py) are split with DER under 2 %; a channel holding
-two voices, a dual-mono file and a mono file stay on the diarization path; and the CLI
-records which way the speakers were found."""
+-20 dB and a delay (scripts/stereo_cases.py) are split with DER under 2 %, and each party's
+words are transcribed from its own channel; a channel holding two voices, a dual-mono file
+and a mono file stay on the diarization path; and the CLI records which way the speakers
+were found."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 from witness.cli import main
-from witness.diarize.channels import StereoCall, diarize_channels, same_voice_share
+from witness.diarize.channels import StereoCall, diarize_channels, parties_apart, same_voice_share
 from witness.diarize.vad import SileroVad
 from witness.evaluate import diarization_error
 from witness.rttm import parse_rttm
+from witness.transcript import Transcript
 
 
 def run(*args: object):
@@ -93,6 +95,51 @@ def test_diarize_on_a_stereo_call_takes_the_channels(stereo_wav, models_dir, tmp
     info = json.loads((out / "call.json").read_text())["engines"]["diarization"]
     assert info["method"] == "channels" and info["channels"]["split"] is True
     assert set(info["channels"]) == {"correlation", "separated", "leads", "one_voice", "split", "reason"}
+
+
+def test_each_party_is_transcribed_from_its_own_channel(calls, stereo_wav, models_dir, tmp_path):
+    """Whisper decodes each channel where its party speaks: every word is that party's, the
+    other party's bleed is not transcribed twice, and a backchannel does not cut a sentence."""
+    from scripts.measure_stereo import scored
+
+    out = tmp_path / "out"
+    result = run(stereo_wav, "--models-dir", models_dir, "--format", "json", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    transcript = Transcript.from_dict(json.loads((out / "call.json").read_text()))
+    assert transcript.engines["asr"]["channels_decoded"] == 2
+    assert transcript.engines["diarization"]["method"] == "channels"
+    wer, wder = scored(calls[0], list(transcript.words))
+    assert wder < 1.0 and wer < 12.0, (wer, wder)  # measured: 6.6 % and 0.0 % (tiny.en)
+    for u in transcript.utterances:
+        assert {w.speaker for w in u.words} == {u.speaker}
+
+
+def test_bleed_on_a_forced_split_is_never_transcribed(calls, models_dir, tmp_path):
+    """Channel 2 holds only channel 1's bleed (-20 dB, 40 ms late) and the split is forced:
+    channel 1's words, none for channel 2, though the bleed alone is audible speech."""
+    from scripts.stereo_cases import StereoCall as Built
+
+    own = calls[0].channels[0][: 20 * 16000]
+    bleed = np.zeros_like(own)
+    bleed[640:] = own[:-640] * np.float32(0.1)
+    path = Built("bleed", np.stack([own, bleed]), (), (), ()).write(tmp_path / "bleed.wav")
+    out = tmp_path / "out"
+    result = run(path, "--models-dir", models_dir, "--channels", "split", "--format", "json", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    transcript = Transcript.from_dict(json.loads((out / "bleed.json").read_text()))
+    assert transcript.engines["asr"]["channels_decoded"] == 2
+    assert len(transcript.words) > 10 and {w.speaker for w in transcript.words} == {"CHANNEL_1"}
+
+
+def test_channels_are_transcribed_apart_wherever_they_may_name_the_speakers(calls, vad, sample_audio):
+    """Whisper's decision skips only the voice check: a superset of the diarization's."""
+    from scripts.stereo_cases import shared_channel_calls
+
+    assert all(parties_apart(call.channels, vad, "auto") is not None for call in calls)
+    assert all(parties_apart(call.channels, vad, "auto") is not None for call in shared_channel_calls(vad))
+    dual = np.stack([sample_audio, sample_audio])
+    assert parties_apart(dual, vad, "auto") is None
+    assert parties_apart(dual, vad, "split") is not None
 
 
 def test_mono_and_dual_mono_stay_on_the_diarization_path(sample_call, sample_audio, models_dir, tmp_path):

@@ -39,6 +39,8 @@ class AsrJob:
     model: ResolvedModel
     options: WhisperOptions
     vad: str | None = None  # Silero VAD's file (``whisper_models.resolve_vad``): decode speech only
+    channels: str = "mix"  # auto | split: a stereo call's channels may be transcribed apart (``diarize.channels``)
+    channel_vad: str | None = None  # Silero VAD's file for that
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class WordsResult:
     language: str
     info: Mapping[str, Any] | None  # AsrInfo.to_dict()
     seconds: float
+    channels: tuple[int, ...] | None = None  # each word's channel, when a stereo call's were transcribed apart
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,9 @@ class TurnsResult:
 
 
 def asr_engine(job: AsrJob) -> Callable[[SharedAudio, Progress | None], WordsResult]:
-    """Load the Whisper model once; the returned callable transcribes one file's samples."""
+    """Load the Whisper model once; the returned callable transcribes one file's samples:
+    the mono mix, or each channel of a stereo call with one party per channel on its own
+    (``job.channels``; ``diarize.channels.parties_apart``)."""
     # whisper.cpp's OpenMP threads spin while they wait; beside diarization or any other
     # load that made a 60 s file take 88 s instead of 5 s on 2 cores (passive: they sleep).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -89,13 +94,30 @@ def asr_engine(job: AsrJob) -> Callable[[SharedAudio, Progress | None], WordsRes
 
     engine = WhisperEngine(job.model.path, job.options, model_name=job.model.name, info=job.model.info,
                            vad_path=job.vad)
+    parties = _parties_apart(job)
 
     def run(audio: SharedAudio, progress: Progress | None = None) -> WordsResult:
         start = time.perf_counter()
-        result = engine.transcribe(audio.open(), progress)
-        return WordsResult(result.words, result.language, result.info.to_dict(), time.perf_counter() - start)
+        stereo = audio.open_stereo() if parties is not None else None
+        call = parties(stereo) if stereo is not None else None
+        result = engine.transcribe_call(call, progress) if call is not None else engine.transcribe(audio.open(), progress)
+        return WordsResult(result.words, result.language, result.info.to_dict(), time.perf_counter() - start,
+                           result.channels)
 
     return run
+
+
+def _parties_apart(job: AsrJob):
+    """``stereo (2, n) -> StereoCall or None`` (``diarize.channels.parties_apart``) for
+    ``job``'s channels mode, or None when words always come from the mix."""
+    if job.channels == "mix" or job.channel_vad is None:
+        return None
+    from functools import partial
+
+    from witness.diarize.channels import parties_apart
+    from witness.diarize.vad import SileroVad
+
+    return partial(parties_apart, vad=SileroVad(job.channel_vad), mode=job.channels)
 
 
 def diarization_info(diarizer: Diarizer, out: DiarizationOutput, providers: dict[str, str] | None = None) -> dict:

@@ -27,7 +27,7 @@ from witness.asr.backend import gpu_backend_libraries
 from witness.audio import SAMPLE_RATE, write_wav
 from witness.config import DiarizationSettings, Settings
 from witness.errors import InputError, UsageError
-from witness.diarize.channels import MODES as CHANNEL_MODES
+from witness.diarize.channels import LABELS as CHANNEL_LABELS, MODES as CHANNEL_MODES
 from witness.engines import AsrJob, DiarizationJob, TurnsResult, WordsResult, asr_engine, diarization_engine
 from witness.flow import FileJob, FileResult, Flow, default_jobs
 from witness.merge import exclusive_turns
@@ -144,7 +144,7 @@ def worker_jobs(settings: Settings, devices: Devices, plan: Plan, models: dict[s
     jobs: dict[str, Any] = {}
     if "asr" in models:
         jobs["asr"] = AsrJob(models["asr"], replace(settings.whisper, threads=plan.whisper_threads),
-                             models.get("asr_vad"))
+                             models.get("asr_vad"), settings.diarization.channels, models.get("channel_vad"))
     if "diarization" in models:
         jobs["diarization"] = diarization_job(settings.diarization, models["diarization"], devices,
                                               plan.onnx_threads_per_model, models.get("channel_vad"),
@@ -303,6 +303,9 @@ class Orchestrator:
         asr, diarization = results.get("asr"), results.get("diarization")
         words = asr.words if asr is not None else ()
         turns, exclusive = (diarization.turns, diarization.exclusive_turns) if diarization is not None else (None, None)
+        if asr is not None and asr.channels and diarization is not None and diarization.info is not None \
+                and diarization.info.get("method") == "channels":  # each word is its channel's party's
+            words = tuple(replace(w, speaker=CHANNEL_LABELS[c]) for w, c in zip(words, asr.channels))
         transcript = assemble(meta, words, turns, exclusive, self.settings.merge,
                               engines=engines, plan=self.plan.to_dict() if engines else None)
         if diarization is not None and diarization.centroids:

@@ -15,8 +15,10 @@ tens of ms late). A channel's speech therefore counts only in frames where it *d
 its level (smoothed over ~100 ms) is at most ``dominance_db`` below the other channel's
 loudest level within ``max_delay`` seconds either side, so the other party's delayed bleed
 never makes a turn, while real overlapping speech at a similar level does. Turns are the
-channel's Silero speech regions over dominant frames; exclusive turns (for words, which come
-from the mono mix) give an instant where both parties speak to the louder channel.
+channel's Silero speech regions over dominant frames; exclusive turns give an instant where
+both parties speak to the louder channel. Whisper transcribes each channel's own speech
+alone (``parties_apart``, ``WhisperEngine.transcribe_call``), so each word keeps the
+speaker of its channel.
 """
 
 from __future__ import annotations
@@ -144,10 +146,13 @@ class StereoCall:
             return _verdict(evidence, f"channel {1 + int(np.argmin(shares))} holds several voices")
         return _verdict(evidence, "", split=True)
 
+    def own_probabilities(self, channel: int) -> np.ndarray:
+        """(frames,) float32: the channel's speech probabilities where it dominates, else 0."""
+        return np.where(self.dominant[channel], self.probabilities[channel], 0.0).astype(np.float32)
+
     def speech_regions(self, channel: int) -> list[tuple[float, float]]:
         """The channel's own speech: Silero regions over the frames it dominates, in s."""
-        gated = np.where(self.dominant[channel], self.probabilities[channel], 0.0)
-        return regions_from_probabilities(gated, self.num_samples, self.options.vad)
+        return regions_from_probabilities(self.own_probabilities(channel), self.num_samples, self.options.vad)
 
     def turns(self, labels: Sequence[str] = LABELS) -> ChannelTurns:
         """Each channel's speech as turns of its label."""
@@ -252,14 +257,10 @@ def same_voice_share(embedder, signal: np.ndarray, regions: Sequence[tuple[float
     return float(((vectors @ vectors.T)[pairs] >= same).mean())
 
 
-def diarize_channels(stereo: np.ndarray, vad, mode: str, voice_share: VoiceShare | None,
-                     options: ChannelOptions = ChannelOptions(),
-                     progress: Progress | None = None) -> tuple[ChannelEvidence, ChannelTurns | None]:
-    """(the evidence, the channels' turns when they decide the speakers) for ``stereo``
-    ((2, n) float32) under ``mode`` ("auto": when ``inspect`` says so; "split": always, the
-    voice check skipped). ``vad``: a ``SileroVad``; ``progress`` hears ("vad", channels done, 2)."""
-    if mode not in ("auto", "split"):
-        raise ValueError(f"channels mode {mode!r}: choose from {', '.join(MODES)}")
+def stereo_call(stereo: np.ndarray, vad, options: ChannelOptions = ChannelOptions(),
+                progress: Progress | None = None) -> StereoCall:
+    """``stereo`` ((2, n) float32) with each channel's speech probabilities from ``vad`` (a
+    ``SileroVad``); ``progress`` hears ("vad", channels done, 2)."""
     probabilities = []
     for c in (0, 1):
         if progress is not None:
@@ -267,8 +268,35 @@ def diarize_channels(stereo: np.ndarray, vad, mode: str, voice_share: VoiceShare
         probabilities.append(vad.probabilities(stereo[c]))
     if progress is not None:
         progress("vad", 2, 2)
-    call = StereoCall(stereo, np.stack(probabilities), options)
+    return StereoCall(stereo, np.stack(probabilities), options)
+
+
+def diarize_channels(stereo: np.ndarray, vad, mode: str, voice_share: VoiceShare | None,
+                     options: ChannelOptions = ChannelOptions(),
+                     progress: Progress | None = None) -> tuple[ChannelEvidence, ChannelTurns | None]:
+    """(the evidence, the channels' turns when they decide the speakers) for ``stereo``
+    ((2, n) float32) under ``mode`` ("auto": when ``inspect`` says so; "split": always, the
+    voice check skipped). ``vad``: a ``SileroVad``; ``progress`` hears ("vad", channels done, 2)."""
+    _check_mode(mode)
+    call = stereo_call(stereo, vad, options, progress)
     evidence = call.inspect(voice_share if mode == "auto" else None)
     if mode == "split" and not evidence.split:
         evidence = _verdict(evidence, f"asked for (--channels split), although {evidence.reason}", split=True)
     return evidence, call.turns() if evidence.split else None
+
+
+def parties_apart(stereo: np.ndarray, vad, mode: str, options: ChannelOptions = ChannelOptions()) -> StereoCall | None:
+    """The call when its channels are to be transcribed apart, one party each: under "split"
+    always, under "auto" when ``inspect`` says so without the voice check (which needs
+    speaker embeddings). Whenever ``diarize_channels`` takes the speakers from the channels
+    this holds too (same VAD, same measures); when it does not because one channel holds
+    several voices, each channel's own speech is still transcribed alone, and the diarization
+    model's turns name the speakers."""
+    _check_mode(mode)
+    call = stereo_call(stereo, vad, options)
+    return call if mode == "split" or call.inspect().split else None
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in ("auto", "split"):
+        raise ValueError(f"channels mode {mode!r}: choose from {', '.join(MODES)}")
