@@ -293,6 +293,8 @@ def parties_apart(stereo: np.ndarray, vad, mode: str, options: ChannelOptions = 
     several voices, each channel's own speech is still transcribed alone, and the diarization
     model's turns name the speakers."""
     _check_mode(mode)
+    if mode == "auto" and _levels(stereo)[1] > options.max_correlation:
+        return None  # copies of one signal (dual mono, common): no VAD spent on them
     call = stereo_call(stereo, vad, options)
     return call if mode == "split" or call.inspect().split else None
 
