@@ -177,9 +177,10 @@ def channels_option():
     return click.option(
         "--channels", type=click.Choice(["auto", "mix", "split"]),
         help="Stereo calls: auto (default) takes the speakers from the channels when each channel "
-             "holds one party (a call recorder's layout; the record says why), else diarizes the mix; "
-             "split always gives each channel its own speaker (CHANNEL_1, CHANNEL_2: rename with "
-             "--speaker-names CHANNEL_1=Caller); mix always diarizes the mono mix.")
+             "holds one party (a call recorder's layout; the record says why), and transcribes each "
+             "channel on its own, else diarizes the mix; split always gives each channel its own "
+             "speaker (CHANNEL_1, CHANNEL_2: rename with --speaker-names CHANNEL_1=Caller); mix "
+             "always diarizes and transcribes the mono mix.")
 
 
 def models_dir_option():
