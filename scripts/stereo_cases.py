@@ -22,7 +22,7 @@ that must stay on the normal diarization path.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -126,10 +126,12 @@ def stereo_call(uri: str, vad: SileroVad, channel_groups: tuple[tuple[str, ...],
                       tuple(sorted(turns, key=lambda t: t.start)), tuple(texts))
 
 
-def stereo_calls(vad: SileroVad) -> list[StereoCall]:
+def stereo_calls(vad: SileroVad, layout: int = 0) -> list[StereoCall]:
     """The four simulated calls as split stereo calls, bleed -20 dB, each with its own delay
-    (20 to 80 ms) and seed."""
-    return [stereo_call(f"devcall_0{k}", vad, delay=0.02 * k, seed=k) for k in (1, 2, 3, 4)]
+    (20 to 80 ms) and seed; ``layout`` > 0 lays the same pieces out anew (other pauses and
+    overlaps), for more calls than four."""
+    calls = [stereo_call(f"devcall_0{k}", vad, delay=0.02 * k, seed=k + 10 * layout) for k in (1, 2, 3, 4)]
+    return [replace(call, name=f"{call.name}-{layout}") for call in calls] if layout else calls
 
 
 def shared_channel_calls(vad: SileroVad) -> list[StereoCall]:
