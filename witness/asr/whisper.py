@@ -223,11 +223,13 @@ class WhisperEngine:
         per_track: list[list[AsrSegment]] = []
         for track, pieces in zip(tracks, planned):
             segments: list[AsrSegment] = []
-            for i, piece in enumerate(pieces):
+            first = True
+            for piece in pieces:
                 if piece.samples < SAMPLE_RATE // 10:  # whisper.cpp refuses under 100 ms
                     continue
                 decoded, redecoded = self._decode(piece, piece.audio(track.signal, track.own), language,
-                                                  first=(i == 0), progress=tracker.for_next(piece.samples))
+                                                  first=first, progress=tracker.for_next(piece.samples))
+                first = False
                 stats.redecoded += redecoded
                 if language in ("", "auto"):
                     language = self._pw.whisper_lang_str(self._pw.whisper_full_lang_id(self._ctx))
