@@ -170,6 +170,18 @@ def test_split_is_forced_and_a_bad_mode_is_one_line(sample_audio, models_dir, tm
     assert result.exit_code != 0 and "channels = 'both'" in result.stderr and result.stdout == ""
 
 
+@pytest.mark.parametrize("mode", ["auto", "split"])
+def test_a_stereo_file_of_a_few_samples_is_no_error(mode, models_dir, tmp_path):
+    """Fewer 32 ms frames than the level smoothing spans (a 50 ms stereo file)."""
+    from scripts.stereo_cases import StereoCall as Built
+
+    noise = np.random.default_rng(0).normal(0, 0.1, (2, 800)).astype(np.float32)
+    path = Built("tiny", noise, (), (), ()).write(tmp_path / "tiny.wav")
+    result = run(path, "--models-dir", models_dir, "--channels", mode, "--format", "json", "-o", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "out" / "tiny.json").exists()
+
+
 def test_where_both_speak_words_go_to_the_louder_channel():
     """Hand-made levels, no model: channel 1 speaks 0-2 s, channel 2 (6 dB louder) 1.5-3 s."""
     rng = np.random.default_rng(0)

@@ -188,7 +188,7 @@ def _levels(channels: np.ndarray, block_frames: int = 1024) -> tuple[np.ndarray,
 def _dominance(levels: np.ndarray, options: ChannelOptions) -> np.ndarray:
     """(2, frames) bool: where each channel's level (averaged over 3 frames) is at most
     ``dominance_db`` below the other's loudest within ``max_delay`` s either side."""
-    smooth = np.stack([np.convolve(row, np.ones(3) / 3, mode="same") for row in levels])
+    smooth = np.stack([np.convolve(np.pad(row, 1), np.ones(3) / 3, mode="valid") for row in levels])  # any length
     reach = max(1, math.ceil(options.max_delay * SAMPLE_RATE / FRAME))
     padded = np.pad(smooth, ((0, 0), (reach, reach)))
     loudest = sliding_window_view(padded, 2 * reach + 1, axis=1).max(axis=2)
