@@ -64,16 +64,20 @@ class SharedAudio:
         two-channel file's channels as well (a call may have one party per channel)."""
         from witness.audio import decode_to_file
 
-        paths = [shm.new_file()] + ([shm.new_file()] if stereo else [])
-        try:
+        paths: list[str] = []
+        try:  # to the return: a Ctrl-C once a file exists (the second being made, one dropped) leaves none
+            paths.append(shm.new_file())
+            if stereo:
+                paths.append(shm.new_file())
             info, length = decode_to_file(source, *paths)
+            if stereo and info.channels != 2:
+                shm.remove(paths[1])
+                del paths[1]
+            return info, cls(paths[0], length, paths[1] if len(paths) > 1 else None)
         except BaseException:
             for path in paths:
                 shm.remove(path)
             raise
-        if stereo and info.channels != 2:
-            shm.remove(paths.pop())
-        return info, cls(paths[0], length, paths[1] if len(paths) > 1 else None)
 
     def open(self) -> np.ndarray:
         """The mono mix: (length,) float32."""
