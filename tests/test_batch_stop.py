@@ -1,10 +1,12 @@
 """Ctrl-C and SIGTERM reaching a batch at the exact moments that matter, without models: while
-a file's outputs and row are written (the row's write nested in the file's), and when native
-code loses the KeyboardInterrupt. Real signals (``signal.raise_signal``) reach the handlers
-``StopSignals`` installs; the bookkeeping is the real ``_Batch``."""
+a file's outputs and row are written (the row's write nested in the file's), when native
+code loses the KeyboardInterrupt, and while a file is decoded into shared memory. Real
+signals (``signal.raise_signal``) reach the handlers ``StopSignals`` installs; the
+bookkeeping is the real ``_Batch``, the decoding the real ``SharedAudio.decode``."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import signal
 from pathlib import Path
@@ -13,9 +15,11 @@ import pytest
 
 import witness.batch
 from tests.stm_transcript import transcript_from_stm
+from witness import shm
 from witness.batch import BatchItem, BatchOptions, StopSignals, _Batch
 from witness.flow import FileResult
 from witness.manifest import MANIFEST_NAME, Manifest
+from witness.workers import SharedAudio
 
 STOPS = [signal.SIGINT, signal.SIGTERM]
 
@@ -29,10 +33,8 @@ def call(sample_call, tmp_path) -> BatchItem:
 def swallowed(signum: int) -> None:
     """``signum`` arrives while native code runs that swallows the KeyboardInterrupt raised
     in it (PyAV's resampler does, when the signal comes while it decodes)."""
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         signal.raise_signal(signum)
-    except KeyboardInterrupt:
-        pass
 
 
 @pytest.mark.parametrize("signum", STOPS)
@@ -101,3 +103,24 @@ def test_an_error_that_follows_a_stop_signal_is_the_stop(signum):
     assert stop.received == [signum]
     with pytest.raises(TypeError), StopSignals().listening():  # with no stop signal, an error is itself
         raise TypeError("a bug")
+
+
+@pytest.mark.parametrize("moment", ["reap", "remove"])
+def test_a_signal_while_a_file_is_decoded_leaves_no_decoded_audio(moment, sample_call, tmp_path, monkeypatch):
+    """A diarized batch decodes a call into two files (the mix, and a stereo call's channels;
+    the second is dropped for a mono call): Ctrl-C while the second is made (the stale files
+    are reaped first) or while it is dropped must leave neither behind."""
+    monkeypatch.setenv(shm.FOLDER_ENV, str(tmp_path / "audio"))
+    real = getattr(shm, moment)
+    calls = []
+
+    def signalled(*args):
+        calls.append(args)
+        if len(calls) == (2 if moment == "reap" else 1):
+            signal.raise_signal(signal.SIGINT)
+        return real(*args)
+
+    monkeypatch.setattr(shm, moment, signalled)
+    with pytest.raises(KeyboardInterrupt), StopSignals().listening():
+        SharedAudio.decode(sample_call / "sample.wav", stereo=True)
+    assert list((tmp_path / "audio").iterdir()) == []
