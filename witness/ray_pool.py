@@ -225,7 +225,7 @@ def model_files(jobs: Mapping[str, Any]) -> tuple[str, ...]:
     """Every model file the engine jobs (``orchestrate.worker_jobs``) open."""
     files: list[Any] = []
     if "asr" in jobs:
-        files += [jobs["asr"].model.path, jobs["asr"].vad]
+        files += [jobs["asr"].model.path, jobs["asr"].vad, jobs["asr"].channel_vad]
     if "diarization" in jobs:
         models = jobs["diarization"].models
         files += [models.segmentation, models.vad, models.embedding_path, jobs["diarization"].channel_vad]
