@@ -27,7 +27,6 @@ from functools import partial
 
 import numpy as np
 
-
 from scripts.stereo_cases import StereoCall, shared_channel_calls, stereo_calls
 from witness.diarize.channels import LABELS, ChannelTurns, diarize_channels, same_voice_share, stereo_call
 from witness.diarize.embedding import CamPlusPlusEmbedder
@@ -83,11 +82,11 @@ def scored(call: StereoCall, words: list[Word]) -> tuple[float, float]:
     return 100 * wer.wer, 100 * wder.wder
 
 
-def words_by_mix(engine, call: StereoCall, split: ChannelTurns, vad: SileroVad) -> list[Word]:
+def words_by_mix(engine, call: StereoCall, split: ChannelTurns) -> list[Word]:
     return list(merge(engine.transcribe(call.channels.mean(axis=0)).words, split.exclusive_turns).words)
 
 
-def words_by_channel(engine, call: StereoCall, split: ChannelTurns, vad: SileroVad) -> list[Word]:
+def words_by_channel(engine, call: StereoCall, vad: SileroVad) -> list[Word]:
     result = engine.transcribe_call(stereo_call(call.channels, vad))
     return [replace(w, speaker=LABELS[c]) for w, c in zip(result.words, result.channels)]
 
@@ -121,9 +120,11 @@ def main() -> None:
         line += der_line(ders[-1])
         if engine is not None:
             results = {}
-            for name, method in (("mix", words_by_mix), ("channels", words_by_channel)):
+            methods = {"mix": partial(words_by_mix, engine, call, split),
+                       "channels": partial(words_by_channel, engine, call, vad)}
+            for name, words_of in methods.items():
                 began = time.perf_counter()
-                words = method(engine, call, split, vad)
+                words = words_of()
                 totals[name] += time.perf_counter() - began
                 results[name] = scored(call, words) + (time.perf_counter() - began,)
                 wers[name].append(results[name][0])

@@ -71,15 +71,18 @@ def test_a_channel_holding_two_voices_is_not_split(shared_dir, vad, voice_share)
         assert split is None and "several voices" in evidence.reason, (call.name, evidence)
 
 
-def test_bleed_alone_makes_no_turns(calls, vad):
-    """Channel 2 carries nothing but channel 1's bleed (-20 dB, 40 ms late): no turn."""
-    own = calls[0].channels[0]
-    lag = 640
+def bleed_only(own: np.ndarray) -> np.ndarray:
+    """(2, n): ``own`` on channel 1, and on channel 2 nothing but its bleed (-20 dB, 40 ms late)."""
     bleed = np.zeros_like(own)
-    bleed[lag:] = own[:-lag] * np.float32(0.1)
-    channels = np.stack([own, bleed])
+    bleed[640:] = own[:-640] * np.float32(0.1)
+    return np.stack([own, bleed])
+
+
+def test_bleed_alone_makes_no_turns(calls, vad):
+    """Channel 2 carries nothing but channel 1's bleed: no turn."""
+    channels = bleed_only(calls[0].channels[0])
     call = StereoCall(channels, np.stack([vad.probabilities(c) for c in channels]))
-    assert vad.speech_regions(bleed), "the bleed alone is loud enough to be heard as speech"
+    assert vad.speech_regions(channels[1]), "the bleed alone is loud enough to be heard as speech"
     assert call.speech_regions(1) == []
     assert call.inspect().split is False and "almost no speech" in call.inspect().reason
 
@@ -109,20 +112,17 @@ def test_each_party_is_transcribed_from_its_own_channel(calls, stereo_wav, model
     assert transcript.engines["asr"]["channels_decoded"] == 2
     assert transcript.engines["diarization"]["method"] == "channels"
     wer, wder = scored(calls[0], list(transcript.words))
-    assert wder < 1.0 and wer < 12.0, (wer, wder)  # measured: 6.6 % and 0.0 % (tiny.en)
+    assert wder < 1.0 and wer < 12.0, (wer, wder)  # measured: 7.5 % and 0.0 % (tiny.en)
     for u in transcript.utterances:
         assert {w.speaker for w in u.words} == {u.speaker}
 
 
 def test_bleed_on_a_forced_split_is_never_transcribed(calls, models_dir, tmp_path):
-    """Channel 2 holds only channel 1's bleed (-20 dB, 40 ms late) and the split is forced:
-    channel 1's words, none for channel 2, though the bleed alone is audible speech."""
+    """Channel 2 holds only channel 1's bleed and the split is forced: channel 1's words,
+    none for channel 2, though the bleed alone is audible speech."""
     from scripts.stereo_cases import StereoCall as Built
 
-    own = calls[0].channels[0][: 20 * 16000]
-    bleed = np.zeros_like(own)
-    bleed[640:] = own[:-640] * np.float32(0.1)
-    path = Built("bleed", np.stack([own, bleed]), (), (), ()).write(tmp_path / "bleed.wav")
+    path = Built("bleed", bleed_only(calls[0].channels[0][: 20 * 16000]), (), (), ()).write(tmp_path / "bleed.wav")
     out = tmp_path / "out"
     result = run(path, "--models-dir", models_dir, "--channels", "split", "--format", "json", "-o", out)
     assert result.exit_code == 0, result.stderr
