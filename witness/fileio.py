@@ -105,15 +105,20 @@ def write_together(files: Sequence[tuple[Path, str | bytes]]) -> None:
         raise
 
 
+def probe_folder(folder: Path) -> None:
+    """Create ``folder`` (and its parents) and write a probe file there; OSError when either fails."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, probe = tempfile.mkstemp(prefix=".witness-probe-", dir=folder)
+    os.close(fd)
+    os.unlink(probe)
+
+
 def check_output_folder(folder: str | Path) -> Path:
     """Create ``folder`` (and its parents) and write a probe file there, before any work:
     UsageError naming it when outputs could not be written there."""
     folder = Path(folder)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".witness-probe-", dir=folder)
-        os.close(fd)
-        os.unlink(probe)
+        probe_folder(folder)
     except (FileExistsError, NotADirectoryError):
         raise UsageError("cannot be an output folder: it, or a folder above it, is a file", folder) from None
     except OSError as exc:

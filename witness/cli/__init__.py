@@ -9,6 +9,7 @@ Errors are one line on stderr naming the file and the problem; ``--debug`` shows
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import click
@@ -114,6 +115,9 @@ def main(ctx: click.Context, debug: bool, verbose: bool, quiet: bool) -> None:
     witness eval der ref.rttm hyp.rttm    diarization error rate
     """
     _log_to_stderr(logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING)
+    # ONNX Runtime's telemetry keeps a device id in the user's cache and prints a coloured
+    # warning when it cannot (a read-only HOME); a transcriber of calls has no use for it.
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     ctx.obj = {"debug": debug, "verbose": verbose, "quiet": quiet}
 
 

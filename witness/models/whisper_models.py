@@ -132,8 +132,7 @@ def _convert_source(entry: WhisperModel, source: Ct2Source, model_bin: Path, con
                     vocabulary: Path, progress: Progress | None = None) -> ResolvedModel:
     from filelock import FileLock
 
-    out = store.cache_dir() / source.converted_name(entry.name)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = store.writable_cache_dir() / source.converted_name(entry.name)
     with FileLock(str(out) + ".lock"):
         if not out.is_file():  # another process may have converted it while we waited
             log.info("converting %s (%s) to ggml, once", entry.name, source.label)
@@ -187,8 +186,7 @@ def import_ct2(folder: str | Path, name: str | None = None, progress: Progress |
     name = name or folder.resolve().name
     if lookup(name) is not None or not name or os.sep in name:
         raise ModelError(f"cannot import as {name!r} (a catalogued name or not a plain name); pass --name", folder)
-    out = store.cache_dir() / f"ggml-{name}-ct2-{digest[:12]}.bin"
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = store.writable_cache_dir() / f"ggml-{name}-ct2-{digest[:12]}.bin"
     if not out.is_file():
         convert(model, out, progress)
     return ResolvedModel(str(out), None, "imported", inspect_ggml(out))
