@@ -2,25 +2,32 @@
 
 ``config/default.toml`` documents every default (a test keeps it equal to the dataclasses).
 A user's ``~/.config/witness/config.toml`` (or ``$XDG_CONFIG_HOME``), then ``--config FILE``,
-then command-line options override them, in that order. Unknown keys are errors, so a typo
-never silently does nothing.
+then command-line options override them, in that order. ``SCHEMA`` says what each key may
+hold (its type comes from the dataclass field; its range or choices from the schema), and
+every value is checked as the file is read: an unknown key, a wrong type or a value out of
+range is one error naming the file, the key and what is allowed, before any work.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 import os
+import re
 import tomllib
+import types
 import typing
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from witness.asr.options import WhisperOptions
+from witness.accel.providers import NAMES as PROVIDER_NAMES
+from witness.asr.options import TIMESTAMP_MODES, WhisperOptions
 from witness.errors import InputError
 from witness.merge import MergeOptions
 from witness.plan import PlanOptions
-
+from witness.writers import FORMATS
 
 @dataclass(frozen=True)
 class OutputOptions:
@@ -86,6 +93,109 @@ class Settings:
         return dataclasses.asdict(self)
 
 
+@dataclass(frozen=True)
+class Allowed:
+    """What one setting may hold beyond its type (the dataclass field's): a range, choices or
+    a pattern. ``unset``: 0 is also allowed, meaning "not set" (the plan's or the model's value)."""
+
+    low: float | None = None
+    high: float | None = None
+    above: bool = False  # strictly above ``low``
+    unset: bool = False
+    choices: tuple[str, ...] = ()
+    pattern: str = ""  # a regular expression the whole text matches…
+    means: str = ""  # …described in words
+
+    def allows(self, value: Any) -> bool:
+        if isinstance(value, tuple):  # a list: one or more items, each allowed
+            return bool(value) and all(self.allows(v) for v in value)
+        if isinstance(value, bool):
+            return True
+        if isinstance(value, (int, float)):
+            if value == 0 and self.unset:
+                return True
+            below = self.low is not None and (value <= self.low if self.above else value < self.low)
+            return math.isfinite(value) and not below and (self.high is None or value <= self.high)
+        if isinstance(value, str):
+            return (not self.choices or value in self.choices) and (not self.pattern or bool(re.fullmatch(self.pattern, value)))
+        return True
+
+    def describe(self, hint: Any) -> str:
+        """E.g. "a whole number >= 1", "one of auto, fp32, int8", "a list of one or more of txt, …"."""
+        if typing.get_origin(hint) is tuple:
+            return f"a list of one or more of {', '.join(self.choices)}" if self.choices else "a list"
+        kind = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}.get(hint, str(hint))
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        if self.means:
+            return self.means
+        low = None if self.low is None else f"{'>' if self.above else '>='} {self.low:g}"
+        high = None if self.high is None else f"<= {self.high:g}"
+        bounds = " and ".join(b for b in (low, high) if b)
+        return f"{kind}{' ' + bounds if bounds else ''}{' (or 0: unset)' if self.unset else ''}"
+
+
+ANY = Allowed()
+COUNT = Allowed(low=0)  # 0 or more (0: unset, chosen for you)
+SECONDS = Allowed(low=0)
+SEGMENTATIONS = ("auto", "fp32", "int8")
+EMBEDDINGS = ("auto", "campplus", "ge2e", "wespeaker")
+CHANNEL_MODES = ("auto", "mix", "split")
+DEVICES = ("auto", *PROVIDER_NAMES)
+PLAN_MODES = ("auto", "parallel", "serial")
+MAX_DECODERS = 8  # whisper.cpp's WHISPER_MAX_DECODERS: beams or candidates per window
+
+# Every key of every section (a test keeps it equal to the dataclasses' fields).
+SCHEMA: dict[str, dict[str, Allowed]] = {
+    "models": {"dir": ANY, "offline": ANY},
+    "asr": {"model": Allowed(pattern=r".*\S.*", means="a model name or the path of a ggml file")},
+    "whisper": {
+        "language": Allowed(pattern=r"auto|[a-z]{2,3}", means='"auto" or a language code such as en, de, fr'),
+        "initial_prompt": ANY, "threads": COUNT,
+        "beam_size": Allowed(low=1, high=MAX_DECODERS), "best_of": Allowed(low=1, high=MAX_DECODERS),
+        "temperature": Allowed(low=0, high=1), "temperature_increment": Allowed(low=0, high=1),
+        "no_speech_threshold": Allowed(low=0, high=1), "logprob_threshold": Allowed(high=0),
+        "entropy_threshold": Allowed(low=0), "suppress_blank": ANY, "suppress_non_speech_tokens": ANY,
+        "condition_on_previous_text": ANY, "max_initial_timestamp": Allowed(low=0, high=30),
+        "timestamps": Allowed(choices=TIMESTAMP_MODES), "without_timestamps": ANY, "keep_annotations": ANY,
+        "speech_gate": ANY, "redecode_loops": ANY, "fit_encoder": ANY,
+        "chunk_seconds": Allowed(low=30, unset=True), "use_gpu": ANY, "gpu_device": COUNT, "flash_attention": ANY,
+    },
+    "diarization": {
+        "segmentation": Allowed(choices=SEGMENTATIONS), "embedding": Allowed(choices=EMBEDDINGS),
+        "ge2e_variant": Allowed(choices=("pooled", "window")),
+        "step": Allowed(low=0, above=True, high=10),  # the segmentation windows are 10 s long
+        "num_speakers": COUNT, "min_speakers": COUNT, "max_speakers": COUNT, "threads": COUNT,
+        "embedding_batch_size": COUNT,
+        "segmentation_device": Allowed(choices=DEVICES), "embedding_device": Allowed(choices=DEVICES),
+        "threshold": Allowed(low=0, high=2),  # a cosine distance
+        "channels": Allowed(choices=CHANNEL_MODES),
+    },
+    "voices": {"use": ANY, "threshold": Allowed(low=0, high=1)},  # a cosine score
+    "plan": {
+        "mode": Allowed(choices=PLAN_MODES), "min_free_vram_gib": Allowed(low=0),
+        "unknown_vram": Allowed(choices=("serial", "parallel")), "cpu_parallel_min_cores": Allowed(low=1),
+        "threads": COUNT,
+    },
+    "merge": {
+        "gap_tolerance": SECONDS, "repair": ANY, "blip_words": COUNT, "blip_seconds": SECONDS,
+        "real_pause": SECONDS, "sentence_pause": SECONDS, "utterance_pause": SECONDS,
+    },
+    "output": {"formats": Allowed(choices=FORMATS)},
+}
+
+
+def problem(section: str, obj: Any) -> str | None:
+    """The first value of dataclass ``obj`` (the settings of ``section``) that ``SCHEMA``
+    does not allow, as "KEY must be …, not VALUE"; None when all are allowed."""
+    hints = typing.get_type_hints(type(obj))
+    for f in fields(obj):
+        rule, value = SCHEMA[section][f.name], getattr(obj, f.name)
+        if not rule.allows(value):
+            return f"{f.name} must be {rule.describe(hints[f.name])}, not {_toml(value)}"
+    return None
+
+
 def user_config_path() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "witness" / "config.toml"
@@ -106,14 +216,17 @@ def apply_toml(settings: Settings, path: Path) -> Settings:
         table = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"cannot read config ({exc.strerror or exc})", path) from None
+    except UnicodeDecodeError:
+        raise InputError("not a TOML file: it is not UTF-8 text", path) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML ({exc})", path) from None
     return override(settings, table, str(path))
 
 
-def override(obj: Any, table: Mapping[str, Any], source: str, prefix: str = "") -> Any:
+def override(obj: Any, table: Mapping[str, Any], source: str, prefix: str = "", schema: Mapping[str, Any] = SCHEMA) -> Any:
     """A copy of dataclass ``obj`` with ``table``'s values (nested tables for nested
-    dataclasses); InputError naming ``source`` and the key on unknown keys or wrong types."""
+    dataclasses), each checked against its type and ``schema``: InputError naming
+    ``source``, the key and what it allows otherwise."""
     known = {f.name: f for f in fields(obj)}
     hints = typing.get_type_hints(type(obj))
     changes: dict[str, Any] = {}
@@ -126,32 +239,48 @@ def override(obj: Any, table: Mapping[str, Any], source: str, prefix: str = "") 
         if dataclasses.is_dataclass(current):
             if not isinstance(value, Mapping):
                 raise InputError(f"setting {where!r} must be a table", source)
-            changes[name] = override(current, value, source, where + ".")
-        else:
-            changes[name] = _coerce(value, hints[name], where, source)
+            changes[name] = override(current, value, source, where + ".", schema[name])
+            continue
+        rule = schema[name]
+        wrong = f"setting {where!r} must be {rule.describe(hints[name])}, not {_toml(value)}"
+        changes[name] = _coerce(value, hints[name], wrong, source)
+        if not rule.allows(changes[name]):
+            raise InputError(wrong, source)
     return replace(obj, **changes)
 
 
-def _coerce(value: Any, hint: Any, where: str, source: str) -> Any:
-    """Check ``value`` against the field type (bool/int/float/str, optionals, tuples)."""
+def _coerce(value: Any, hint: Any, wrong: str, source: str) -> Any:
+    """``value`` as the field type (bool/int/float/str, optionals, tuples); InputError
+    ``wrong`` naming ``source`` when it is not one."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if value is None and type(None) in args:
         return None
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+    if origin in (typing.Union, types.UnionType):
         for arg in (a for a in args if a is not type(None)):
             try:
-                return _coerce(value, arg, where, source)
+                return _coerce(value, arg, wrong, source)
             except InputError:
                 continue
-        raise InputError(f"setting {where!r} has the wrong type ({value!r})", source)
+        raise InputError(wrong, source)
     if origin is tuple:
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
         if not isinstance(value, (list, tuple)):
-            raise InputError(f"setting {where!r} must be a list", source)
-        return tuple(_coerce(v, args[0], where, source) for v in value)
+            raise InputError(wrong, source)
+        return tuple(_coerce(v, args[0], wrong, source) for v in value)
     if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     if hint in (bool, int, str) and type(value) is hint:
         return value
-    raise InputError(f"setting {where!r} must be {getattr(hint, '__name__', hint)}, not {value!r}", source)
+    raise InputError(wrong, source)
+
+
+def _toml(value: Any) -> str:
+    """``value`` as TOML writes it (true, "pdf", ["pdf"]), for error lines."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "a table"
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)

@@ -85,18 +85,11 @@ class WhisperOptions:
     flash_attention: bool = True
 
     def __post_init__(self) -> None:
-        if self.timestamps not in TIMESTAMP_MODES:
-            raise ValueError(f"timestamps must be one of {TIMESTAMP_MODES}, not {self.timestamps!r}")
-        for name in ("threads", "gpu_device"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, not {getattr(self, name)}")
-        for name in ("beam_size", "best_of"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, not {getattr(self, name)}")
-        if not 0.0 <= self.temperature <= 1.0 or self.temperature_increment < 0:
-            raise ValueError("temperature must be in [0, 1] and temperature_increment >= 0")
-        if self.chunk_seconds and self.chunk_seconds < 30:
-            raise ValueError(f"chunk_seconds must be 0 (no chunking) or >= 30, not {self.chunk_seconds}")
+        from witness.config import problem  # every setting's range and choices live in config.SCHEMA
+
+        wrong = problem("whisper", self)
+        if wrong:
+            raise ValueError(wrong)
 
     @property
     def effective_flash_attention(self) -> bool:

@@ -10,13 +10,12 @@ import click
 
 from witness.asr.ladder import ladder_help
 from witness.cli.progress import ProgressView, enabled
+from witness.config import CHANNEL_MODES, DEVICES, EMBEDDINGS, SEGMENTATIONS
 from witness.errors import WitnessError
 from witness.writers import FORMATS, HTML_AUDIO, check_outputs_free, output_paths, output_stems
 
 if TYPE_CHECKING:
     from witness.transcript import Transcript
-
-DEVICES = ("auto", "cpu", "cuda", "migraphx", "rocm", "coreml")
 
 
 def config_option(help_text: str = "A TOML file of settings (see config/default.toml)."):
@@ -158,7 +157,7 @@ def parse_speaker_names(ctx: click.Context, param: click.Parameter, value: str |
 def segmentation_option():
     """``--segmentation``: which segmentation model diarizes (transcribe, batch, diarize)."""
     return click.option(
-        "--segmentation", type=click.Choice(["auto", "fp32", "int8"]),
+        "--segmentation", type=click.Choice(SEGMENTATIONS),
         help="Segmentation model: auto (default) = pyannote segmentation-3.0 fp32, fetched "
              "once (Silero VAD, with a warning, when it cannot be had); int8 = the smaller "
              "export, which misses speech.")
@@ -167,7 +166,7 @@ def segmentation_option():
 def embedding_option():
     """``--embedding``: which speaker-embedding model diarizes (transcribe, batch, diarize)."""
     return click.option(
-        "--embedding", type=click.Choice(["auto", "campplus", "ge2e", "wespeaker"]),
+        "--embedding", type=click.Choice(EMBEDDINGS),
         help="Speaker embeddings: auto (default) = 3D-Speaker CAM++, fetched once; ge2e = "
              "lighter and weaker; wespeaker = downloaded from its hub. E.g. --embedding ge2e.")
 
@@ -175,7 +174,7 @@ def embedding_option():
 def channels_option():
     """``--channels``: where a stereo call's speakers come from (transcribe, batch, diarize)."""
     return click.option(
-        "--channels", type=click.Choice(["auto", "mix", "split"]),
+        "--channels", type=click.Choice(CHANNEL_MODES),
         help="Stereo calls: auto (default) takes the speakers from the channels when each channel "
              "holds one party (a call recorder's layout; the record says why), and transcribes each "
              "channel on its own, else diarizes the mix; split always gives each channel its own "
