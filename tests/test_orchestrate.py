@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from tests.worker_engines import crash_in
 from witness.cli import main
-from witness.config import ModelSettings, Settings
+from witness.config import Settings
 from witness.diarize.config import SpeakerBounds
 from witness.errors import UsageError
 from witness.flow import FileJob
@@ -21,10 +21,10 @@ from witness.plan import PlanOptions
 
 
 @pytest.fixture(scope="module")
-def settings(models_dir):
+def settings(default_models):
     """Both engines on the CPU, on any machine (GPU or not)."""
     s = Settings()
-    return replace(s, models=ModelSettings(dir=str(models_dir)), whisper=replace(s.whisper, use_gpu=False),
+    return replace(s, whisper=replace(s.whisper, use_gpu=False),
                    diarization=replace(s.diarization, segmentation_device="cpu", embedding_device="cpu"))
 
 
@@ -63,10 +63,9 @@ def test_no_diarize_runs_whisper_alone(settings, sample_call):
 
 
 @pytest.mark.parametrize("worker", ["asr", "diarization"])
-def test_a_worker_killed_by_a_signal_is_one_clear_line(worker, sample_call, models_dir, tmp_path, monkeypatch):
+def test_a_worker_killed_by_a_signal_is_one_clear_line(worker, sample_call, default_models, tmp_path, monkeypatch):
     crash_in(monkeypatch, worker)
-    result = CliRunner().invoke(main, [str(sample_call / "sample.wav"), "--models-dir", str(models_dir),
-                                       "-o", str(tmp_path), "--format", "json"])
+    result = CliRunner().invoke(main, [str(sample_call / "sample.wav"), "-o", str(tmp_path), "--format", "json"])
     assert result.exit_code == 1
     assert result.stderr == (f"witness: {sample_call / 'sample.wav'}: the {worker} worker died "
                              f"(signal SIGKILL) while working on it\n")

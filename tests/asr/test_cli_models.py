@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 from click.testing import CliRunner
 
 from witness.cli import main
@@ -58,10 +60,14 @@ def test_import_converts_and_caches_a_ctranslate2_folder(cache_env, tiny_en_ct2,
     assert clash.exit_code == 1 and "pass --name" in clash.stderr
 
 
-def test_diarization_models_are_listed_and_found(cache_env, models_dir):
+def test_diarization_models_are_listed_and_found(cache_env, silero_vad, tmp_path):
+    models_dir = tmp_path / "models"  # a user's own folder, holding a copy of Silero VAD
+    models_dir.mkdir()
+    shutil.copy(silero_vad, models_dir / "silero-vad.onnx")
     listed = run("models", "list", "--models-dir", str(models_dir))
     rows = {line.split()[0]: line for line in listed.stdout.splitlines()}
-    assert rows["segmentation-int8"].endswith(str(models_dir / "pyannote-seg3-int8.onnx"))
+    assert rows["silero-vad"].endswith(str(models_dir / "silero-vad.onnx"))
+    assert "not here (huggingface.co)" in rows["segmentation-int8"]
     assert "not here (github.com)" in rows["wespeaker"] and "ge2e" in rows
     path = run("models", "path", "silero-vad", "--models-dir", str(models_dir))
     assert (path.exit_code, path.stdout.strip()) == (0, str(models_dir / "silero-vad.onnx"))
