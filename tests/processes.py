@@ -15,7 +15,8 @@ from witness.manifest import MANIFEST_NAME
 
 
 def group_alive(pgid: int, grace: float) -> bool:
-    """Whether any process of group ``pgid`` is still there after up to ``grace`` seconds."""
+    """Whether any process of group ``pgid`` is still there after up to ``grace`` seconds: a
+    limit, not a measurement (it returns as soon as the group is gone), so make it generous."""
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         try:
@@ -61,5 +62,5 @@ def stop_batch_after_first_file(sample_wav: Path, tmp_path: Path, options: list[
     assert all(line.endswith("\n") for line in lines) and rows[0]["status"] == "ok" and len(rows) < len(names)
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(
         [MANIFEST_NAME] + [Path(r["input"]).stem + ".json" for r in rows])
-    assert not group_alive(proc.pid, 5.0), "a process of the batch outlived it"
+    assert not group_alive(proc.pid, 60.0), "a process of the batch outlived it"
     return out, stdout

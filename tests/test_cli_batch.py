@@ -164,6 +164,6 @@ def test_ctrl_c_or_sigterm_stops_cleanly_and_keeps_finished_files(stop, code, sa
     shm = tmp_path / "shm"  # a private folder for the decoded audio: other runs may share /dev/shm
     env = {**os.environ, "PYTHONPATH": str(REPO), shm_module.FOLDER_ENV: str(shm)}
     stop_batch_after_first_file(sample_call / "sample.wav", tmp_path, [], env,
-                                stop, code, wait=60)
+                                stop, code, wait=300)
     assert list(shm.iterdir()) == []  # no decoded audio left behind
 

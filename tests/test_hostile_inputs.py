@@ -394,6 +394,20 @@ def test_a_batch_reports_files_that_fail_at_once_before_the_files_ahead_of_them(
         f"witness: {tmp_path / 'empty.wav'}: is empty (0 bytes)"]
 
 
+def _workers(pid: int) -> list:
+    """The engine workers (spawned processes, not multiprocessing's resource tracker) of ``pid``."""
+    import psutil
+
+    found = []
+    try:
+        for child in psutil.Process(pid).children():
+            if "resource_tracker" not in " ".join(child.cmdline()):
+                found.append(child)
+    except psutil.Error:  # the run, or that child, already gone
+        pass
+    return found
+
+
 @pytest.mark.parametrize("command", [[], ["batch"]], ids=["witness FILE", "witness batch"])
 def test_a_killed_run_leaves_no_audio_and_no_partial_output(command, clip, tmp_path):
     """SIGKILL of the main process alone (its workers must notice), then the next run."""
@@ -403,13 +417,12 @@ def test_a_killed_run_leaves_no_audio_and_no_partial_output(command, clip, tmp_p
     proc = subprocess.Popen([sys.executable, "-m", "witness", *args], env=environ, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
-    while not (audio.exists() and any(audio.iterdir())):
+    while not (audio.exists() and any(audio.iterdir()) and _workers(proc.pid)):  # decoded, and a worker is up
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.05)
-    time.sleep(1.0)  # the workers are at it
-    proc.kill()
+    proc.kill()  # the job needs the worker to load Whisper first: nothing can be written yet
     stderr = proc.communicate(timeout=60)[1]
-    assert not group_alive(proc.pid, 10.0), "a worker outlived its killed parent"
+    assert not group_alive(proc.pid, 60.0), "a worker outlived its killed parent"
     assert stderr == ""  # no traceback from a worker, no leaked-semaphore warning
     assert [p.name for p in out.iterdir() if p.name != MANIFEST_NAME and not p.name.startswith(".")] == []
 
