@@ -2,13 +2,17 @@
 """The whole product on calls with a reference transcript: `witness FILE...`, then WER, WDER
 and, per human utterance, whether its words carry the right speaker.
 
-Files: the sample call and the dev set's simulated calls (their .stm beside each .wav). An
-utterance counts as right when the majority of its aligned words carry the speaker the
-optimal mapping pairs with its reference speaker.
+Files: the sample call and the dev set's simulated calls (their .stm beside each .wav), or
+with ``--calls DIR`` every .wav there (a corpus part from ``make_corpus``). An utterance counts
+as right when the majority of its aligned words carry the speaker the optimal mapping pairs
+with its reference speaker. Each file is scored twice: as ``witness eval wer`` does (runs of
+digits joined into one token) and with each spoken digit as one word (``digits`` columns);
+totals pool the words of 2-speaker and of 3-4-speaker files.
 
     python scripts/end_to_end.py                       # sample call + devcall_01..04
     python scripts/end_to_end.py --only sample -v      # per-utterance detail
     python scripts/end_to_end.py -- --embedding ge2e   # extra witness options after --
+    python scripts/end_to_end.py --calls ~/.cache/witness/corpus/v1/check --skip check_long --out /tmp/e2e-check
 """
 
 from __future__ import annotations
@@ -27,18 +31,25 @@ from scripts import SAMPLE_CALL, SHARED  # noqa: E402
 from witness.evaluate.stm import read_stm  # noqa: E402
 from witness.evaluate.wder import score_words  # noqa: E402
 from witness.evaluate.wer import align_words  # noqa: E402
-from witness.evaluate.words import words_from_stm, words_from_transcript  # noqa: E402
+from witness.evaluate.words import SpeakerWord, words_from_stm, words_from_transcript  # noqa: E402
 from witness.transcript import read_transcript  # noqa: E402
 
 CALLS = [SAMPLE_CALL / "sample.wav"] + sorted((SHARED / "data" / "dev-set" / "sim").glob("devcall_*.wav"))
 
 
-def utterances_right(stm: Path, transcript: Path, verbose: bool) -> tuple[float, float, int, int]:
-    """(WER, WDER, utterances with the right speaker, utterances) of one file."""
+def digit_words(words) -> list[SpeakerWord]:
+    """Each all-digit token ("0672", as the scorer joins digit runs) split into one word a digit."""
+    return [SpeakerWord(ch, w.speaker) for w in words for ch in (w.text if w.text.isdigit() else [w.text])]
+
+
+def utterances_right(stm: Path, transcript: Path, verbose: bool):
+    """(WER, WDER, utterances with the right speaker, utterances, digit-split WER and WDER
+    results) of one file."""
     segments = read_stm(stm)
     ref, hyp = words_from_stm(segments), words_from_transcript(read_transcript(transcript))
     alignment = align_words([w.text for w in ref], [w.text for w in hyp])
     wer, wder = score_words(ref, hyp)
+    split = score_words(digit_words(ref), digit_words(hyp))
     owner = [i for i, s in enumerate(segments) for _ in words_from_stm([s])]  # reference word -> utterance
     votes: dict[int, Counter] = {}
     for pair in alignment:
@@ -51,27 +62,50 @@ def utterances_right(stm: Path, transcript: Path, verbose: bool) -> tuple[float,
         right += said == s.speaker
         if verbose:
             print(f"  {'ok   ' if said == s.speaker else 'WRONG'} {s.start:6.2f}-{s.end:6.2f} {s.speaker:7s} -> {said}: {s.text}")
-    return wer.wer, wder.wder, right, len(segments)
+    return wer.wer, wder.wder, right, len(segments), split
+
+
+def _calls(args) -> list[Path]:
+    calls = sorted(args.calls.glob("*.wav")) if args.calls else CALLS
+    skip = set(args.skip.split(",")) if args.skip else set()
+    return [c for c in calls if (not args.only or c.stem in args.only.split(",")) and c.stem not in skip]
+
+
+def _pooled(label: str, rows: list) -> None:
+    if rows:
+        wer = sum(w.substitutions + w.deletions + w.insertions for w, _ in rows) / sum(w.reference_words for w, _ in rows)
+        wder = sum(d.wrong for _, d in rows) / max(1, sum(d.aligned for _, d in rows))
+        print(f"{label:24s} digits: WER {wer:7.2%} WDER {wder:7.2%}  ({len(rows)} files)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="file names to keep (comma-separated stems, e.g. sample,devcall_02)")
+    parser.add_argument("--calls", type=Path, help="every .wav in DIR (with .stm beside) instead")
+    parser.add_argument("--skip", help="file names to leave out (comma-separated stems)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each utterance and the transcript")
-    parser.add_argument("--out", type=Path, help="score the outputs already in OUT instead of running witness")
+    parser.add_argument("--out", type=Path, help="score the outputs already in OUT (run witness only for missing ones)")
     parser.add_argument("extra", nargs="*", help="witness options (after --)")
     args = parser.parse_args()
-    calls = [c for c in CALLS if not args.only or c.stem in args.only.split(",")]
+    calls = _calls(args)
     out = args.out or Path(tempfile.mkdtemp(prefix="witness-e2e-"))
-    if not args.out:
-        subprocess.run([sys.executable, "-m", "witness", "-q", *map(str, calls), "-o", str(out),
+    todo = [c for c in calls if not (out / f"{c.stem}.json").exists()]
+    if todo:
+        subprocess.run([sys.executable, "-m", "witness", "-q", *map(str, todo), "-o", str(out),
                         "--format", "json,txt", *args.extra], cwd=REPO, check=True)
-    print(f"{'file':12s} {'WER':>7s} {'WDER':>7s}  utterances right")
+    print(f"{'file':14s} {'spk':>3s} {'WER':>7s} {'WDER':>7s}  {'digits: WER':>11s} {'WDER':>7s}  utterances right")
+    groups: dict[str, list] = {"2 speakers": [], "3-4 speakers": [], "all": []}
     for call in calls:
         if args.verbose:
             print((out / f"{call.stem}.txt").read_text(), end="")
-        wer, wder, right, total = utterances_right(call.with_suffix(".stm"), out / f"{call.stem}.json", args.verbose)
-        print(f"{call.stem:12s} {wer:7.2%} {wder:7.2%}  {right} of {total}")
+        wer, wder, right, total, split = utterances_right(call.with_suffix(".stm"), out / f"{call.stem}.json", args.verbose)
+        speakers = len({s.speaker for s in read_stm(call.with_suffix(".stm"))})
+        print(f"{call.stem:14s} {speakers:3d} {wer:7.2%} {wder:7.2%}  {split[0].wer:11.2%} {split[1].wder:7.2%}  {right} of {total}")
+        groups["all"].append(split)
+        if speakers == 2 or 3 <= speakers <= 4:
+            groups["2 speakers" if speakers == 2 else "3-4 speakers"].append(split)
+    for label, rows in groups.items():
+        _pooled(label, rows)
 
 
 if __name__ == "__main__":
