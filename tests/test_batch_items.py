@@ -129,13 +129,13 @@ def test_the_progress_bar_shows_files_audio_speed_and_eta(monkeypatch, tmp_path)
     err = io.StringIO()
     monkeypatch.setattr(sys, "stderr", err)
     bar = ProgressView(files, on=True)
-    bar.file_done(files[1], 10, transcribed=False, audio_seconds=0.0)  # a failed file: no speed, no ETA yet
+    bar.file_done(files[1], transcribed=False, audio_seconds=0.0)  # a failed file: no speed, no ETA yet
     bar.file(files[0], "transcribe", 45, 100)
     bar.file(files[2], "transcribe", 10, 100)
     bar.file(files[0], "embedding", 600, 600)
     shown = err.getvalue().replace("\r", "\n").strip().splitlines()[-1]
     assert "a: transcribe 45% · embed 600/600" in shown  # the oldest file in flight, not the latest event
-    bar.file_done(files[0], 1000, transcribed=True, audio_seconds=90.0)
+    bar.file_done(files[0], transcribed=True, audio_seconds=90.0)
     bar.close()
     last = err.getvalue().replace("\r", "\n").strip().splitlines()[-1]
     assert "2/3 files" in last and "1.5 audio min" in last and "x real time" in last and "ETA" in last

@@ -68,3 +68,54 @@ def test_a_cache_under_a_file_is_one_line_with_exit_2(sample_call, tmp_path):
     assert result.stderr.startswith(f"witness: {cache / 'witness' / 'models'}: cannot write the model cache (Not a directory")
     assert "set XDG_CACHE_HOME to a writable folder, or pass --models-dir DIR" in result.stderr
     assert result.stderr.count("\n") == 1 and "onnxruntime" not in result.stderr
+
+
+class Clock:
+    """Wall time the test moves on by hand (the bar's arithmetic, not the machine's speed)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_batch_eta_counts_down_and_its_speed_is_the_summarys(monkeypatch, tmp_path):
+    """Six files of 1000 bytes = 100 s of audio each, one done every 10 s: between two files
+    the ETA falls with the clock (it grew with it), at each file it is the audio left at the
+    speed so far, and the last speed shown is the summary's (audio over the same wall time)."""
+    import io
+
+    from witness.cli.progress import ProgressView
+
+    files = [str(tmp_path / f"{name}.wav") for name in "abcdef"]
+    for f in files:
+        Path(f).write_bytes(bytes(1000))
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    clock = Clock()
+    bar = ProgressView(files, on=True, clock=clock)
+
+    def shown() -> str:
+        bar.file(files[-1], "transcribe", 100, 100)  # a stage's end redraws (the last file is in flight)
+        return err.getvalue().replace("\r", "\n").strip().splitlines()[-1]
+
+    etas = []
+    for n, f in enumerate(files[:3], start=1):
+        clock.now = bar.started + 10 * n
+        bar.file_done(f, transcribed=True, audio_seconds=100.0)
+        etas.append(shown())
+        clock.now += 5  # halfway to the next file
+        etas.append(shown())
+    assert "3/6 files" in etas[-1] and "5.0 audio min" in etas[-1] and "10.0x real time" in etas[-1]
+    assert [line.split("ETA ")[1].split(" ")[0] for line in etas] == [
+        "00:50", "00:45", "00:40", "00:35", "00:30", "00:25"]  # 10 s a file, 5 s after each
+    for n, f in enumerate(files[3:], start=4):
+        clock.now = bar.started + 10 * n
+        bar.file_done(f, transcribed=True, audio_seconds=100.0)
+    clock.now += 2  # the workers close
+    wall = bar.finish()
+    bar.close()
+    last = err.getvalue().replace("\r", "\n").strip().splitlines()[-1]
+    assert wall == pytest.approx(62.0) and "ETA" not in last
+    assert f"{600 / wall:.1f}x real time" in last  # the summary's 1 / rtf

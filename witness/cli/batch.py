@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 
 import click
@@ -87,7 +86,6 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors
     check_output_folder(output_dir)
     quiet = quiet or bool(ctx.find_root().params.get("quiet"))
     view = _View(items, enabled(ctx) and not quiet, 1 if no_diarize else 2)
-    started = time.perf_counter()
     stopped_by = None
     stop = StopSignals()  # which signal stopped it (Ray's waits turn any KeyboardInterrupt into a plain one)
     try:
@@ -97,8 +95,9 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors
     except KeyboardInterrupt:
         stopped_by = stop.received[0] if stop.received else signal.SIGINT
     finally:
+        wall_time = view.bar.finish()  # the bar's last speed and the summary's are over the same time
         view.bar.close()
-    summary = summarize(view.rows, time.perf_counter() - started)
+    summary = summarize(view.rows, wall_time)
     if stopped_by is not None:
         click.echo("witness: interrupted: finished files are kept; run the same command again to go on", err=True)
     if not quiet:
@@ -120,7 +119,7 @@ class _View:
         found_as = self.found_as.get(row.input, row.input)
         if row.status == "failed" or row.warning:
             self.bar.write(f"witness: {found_as}: {row.error or row.warning}")
-        self.bar.file_done(found_as, row.size or 0, row.status == "ok", row.duration or 0.0)
+        self.bar.file_done(found_as, row.status == "ok", row.duration or 0.0)
 
 
 def _summary_table(s, found_as: dict[str, str]) -> str:

@@ -107,7 +107,7 @@ def transcripts(ctx: click.Context, files: Sequence[Path], settings, sources, ou
             jobs(), settings, sources, jobs=None if len(files) > 1 else 1, retries=0,
             progress=view.file, model_progress=view.model)))
         for result in results:
-            view.file_done(result.path, 0, result.error is None, 0.0)
+            view.file_done(result.path, result.error is None, result.transcript.audio.duration if result.transcript else 0.0)
             path, error = given_as[result.path], result.error
             if error is not None:
                 if error.path == result.path != str(path):  # standard input's temp copy: name it "-"

@@ -3,11 +3,13 @@
 ``ProgressView`` draws what the library reports: models being downloaded or converted
 (``model(stage, completed, total)``, a bar each) and the files on their way through the
 engines (``file(key, stage, completed, total)``). One file gets a bar of its work with the
-elapsed time and an ETA; several files get a bar of files done, audio minutes, speed as a
-multiple of real time and an ETA from the bytes still to do. Beside it: the stages of the
-oldest file in flight, which changes only when that file is done, so with ``--jobs 3``
-the line never jumps between files. Nothing is drawn when stderr is not a terminal or
-with ``--quiet``.
+elapsed time and an ETA; several files get a bar of files done, audio minutes, speed and an
+ETA. Speed is audio seconds done over wall time, as the batch summary's real-time factor
+(``finish`` gives the summary its wall time, so the two agree); the ETA is the audio still to
+do (the files' sizes at the seconds per byte of those done) at that speed, estimated as each
+file finishes and counting down in between. Beside it: the stages of the oldest file in
+flight, which changes only when that file is done, so with ``--jobs 3`` the line never
+jumps between files. Nothing is drawn when stderr is not a terminal or with ``--quiet``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import click
 
@@ -39,20 +42,28 @@ class ProgressView:
     ``files``: the inputs in order (their sizes make a batch's ETA); ``on`` False: nothing
     is drawn, lines from ``write`` go to stderr plainly."""
 
-    def __init__(self, files: list[str], on: bool, engines: int = 2):
+    def __init__(self, files: list[str], on: bool, engines: int = 2, clock: Callable[[], float] = time.monotonic):
         self.on = on
         self.count = len(files)
         self.single = self.count == 1
         self.engines = max(1, engines)
-        self.bytes_left = sum(_size(f) for f in files)
-        self.done_bytes = 0  # of files transcribed: the speed the ETA assumes for the rest
-        self.audio_seconds = 0.0
-        self.started = time.monotonic()
+        self._sizes = {f: _size(f) for f in files}  # of the files not done yet
+        self.done_bytes = 0  # of files transcribed: the seconds per byte the ETA assumes for the rest
+        self.audio_seconds = 0.0  # of files transcribed
+        self._clock = clock
+        self.started = clock()
+        self._ended: float | None = None
+        self._estimate: tuple[float, float, float] | None = None  # (when, speed, seconds left) at the last file done
         self._stages: dict[str, dict[str, tuple[int, int]]] = {}  # by file key, in order of first event
         self._models: dict[str, object] = {}
         self._bar = None
         self._last = 0.0
         self._done = 0  # a single file's bar: percent of its work, never backwards
+
+    @property
+    def elapsed(self) -> float:
+        """Wall seconds since the view was made (until ``finish``)."""
+        return (self._ended if self._ended is not None else self._clock()) - self.started
 
     def _files_bar(self):
         if self._bar is None and self.on:
@@ -82,7 +93,7 @@ class ProgressView:
     def file(self, key: str, stage: str, completed: int, total: int) -> None:
         """A stage of the file ``key`` moved on."""
         self._stages.setdefault(key, {})[stage] = (completed, total)
-        now = time.monotonic()
+        now = self._clock()
         if not self.on or (now - self._last < REDRAW_SECONDS and completed < total):
             return
         self._last = now
@@ -102,28 +113,41 @@ class ProgressView:
             per_engine[engine] = per_engine.get(engine, 0.0) + share
         return min(1.0, sum(per_engine.values()) / self.engines)
 
-    def file_done(self, key: str, size: int, transcribed: bool, audio_seconds: float) -> None:
-        """The file ``key`` finished: ``transcribed`` (ok), or skipped or failed."""
+    def file_done(self, key: str, transcribed: bool, audio_seconds: float) -> None:
+        """The file ``key`` finished: ``transcribed`` (ok, ``audio_seconds`` long), or skipped or failed."""
         self._stages.pop(key, None)
-        self.bytes_left -= size
+        size = self._sizes.pop(key, 0)
         if transcribed:
             self.done_bytes += size
             self.audio_seconds += audio_seconds
+        if self.audio_seconds and self.elapsed > 0:
+            speed = self.audio_seconds / self.elapsed  # audio seconds per wall second
+            left = sum(self._sizes.values()) * self.audio_seconds / self.done_bytes if self.done_bytes else 0.0
+            self._estimate = (self._clock(), speed, left / speed)
         bar = self._files_bar()
         if bar is not None:
             bar.update(100 - self._done if self.single else 1)
             self._done = 100
             bar.set_postfix_str(self._postfix())
 
+    def finish(self) -> float:
+        """Stop the clock, show the final speed and return the wall seconds it is over."""
+        self._ended = self._clock()
+        if self.audio_seconds and self.elapsed > 0:
+            self._estimate = (self._ended, self.audio_seconds / self.elapsed, 0.0)
+        if self._bar is not None and not self.single:
+            self._bar.set_postfix_str(self._postfix())
+        return self.elapsed
+
     def _postfix(self) -> str:
         parts = []
         if not self.single:
-            elapsed = time.monotonic() - self.started
             parts.append(f"{self.audio_seconds / 60:.1f} audio min")
-            if self.audio_seconds and elapsed:
-                parts.append(f"{self.audio_seconds / elapsed:.1f}x real time")
-            if self.done_bytes and self.bytes_left > 0:
-                parts.append(f"ETA {format_clock(elapsed * self.bytes_left / self.done_bytes, decimals=0)}")
+            if self._estimate is not None:
+                when, speed, eta = self._estimate
+                parts.append(f"{speed:.1f}x real time")
+                if self._sizes and self.done_bytes:
+                    parts.append(f"ETA {format_clock(max(0.0, eta - (self._clock() - when)), decimals=0)}")
         oldest = next(iter(self._stages.items()), None)
         if oldest is not None:
             key, stages = oldest
