@@ -212,6 +212,15 @@ class Worker:
         self.close()
 
 
+def end_helpers() -> None:
+    """Stop the resource tracker that the spawn start method runs beside the first worker:
+    it ends only after this process does, so a harness waiting on the process group would
+    find it left behind. For the end of a command (a later worker starts a new one)."""
+    from multiprocessing import resource_tracker
+
+    resource_tracker._resource_tracker._stop()
+
+
 def wait_any(workers: list[Worker], timeout: float) -> None:
     """Block until one of ``workers`` has an event or has ended, or ``timeout`` s pass."""
     from multiprocessing.connection import wait

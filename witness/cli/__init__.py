@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 
 import click
@@ -48,6 +49,30 @@ class WitnessGroup(click.Group):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context):
+        """The command, then its helper processes reaped. Ctrl-C or SIGTERM: one line and exit
+        130 or 143, once the run has cleaned up on its way out. A reader of stdout that went
+        away (``witness models list | head -1``): quiet exit 141, as a tool killed by SIGPIPE."""
+        from witness.stop import StopSignals
+
+        stop = StopSignals()
+        try:
+            with stop.listening():
+                return self._invoke_with_one_line_errors(ctx)
+        except KeyboardInterrupt:
+            click.echo("witness: interrupted", err=True)
+            ctx.exit(128 + (stop.received[0] if stop.received else signal.SIGINT))
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)  # nothing more reaches a closed pipe, not even at exit
+            for stream in (sys.stdout, sys.stderr):
+                os.dup2(devnull, stream.fileno())
+            ctx.exit(128 + signal.SIGPIPE)
+        finally:
+            if "witness.workers" in sys.modules:
+                from witness.workers import end_helpers
+
+                end_helpers()
+
+    def _invoke_with_one_line_errors(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except WitnessError as exc:
@@ -56,7 +81,7 @@ class WitnessGroup(click.Group):
             raise UserError(str(exc), exc.exit_code) from None
         except click.UsageError as exc:  # click's usage, hint and "Error:" lines made one line
             raise UserError(exc.format_message(), exc.exit_code) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, BrokenPipeError):
             raise
         except Exception as exc:  # a bug or a native failure: one line, traceback with --debug
             if ctx.params.get("debug"):
