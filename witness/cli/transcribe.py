@@ -83,15 +83,15 @@ def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, html_a
 
 def _named(transcript, path: Path, names: dict[str, str]):
     """``transcript`` with the speakers renamed (a warning for names of speakers it does
-    not have) and the input named as the user gave it (``-`` for standard input)."""
+    not have) and the input named as the user gave it (``-`` for standard input, a pipe's path)."""
     from dataclasses import replace
 
     missing = [label for label in names if label not in transcript.speakers]
     if missing:
         log.warning("%s: --speaker-names: no speaker %s here (speakers: %s)", path, ", ".join(missing),
                     ", ".join(transcript.speakers) or "none")
-    if str(path) == STDIN:
-        transcript = replace(transcript, audio=replace(transcript.audio, path=STDIN))
+    if transcript.audio.path != str(path):  # a stream's temp copy was decoded
+        transcript = replace(transcript, audio=replace(transcript.audio, path=str(path)))
     return transcript.rename_speakers(names)
 
 
