@@ -40,9 +40,9 @@ def test_offline_pull_says_which_file_to_put_where(cache_env, tmp_path, monkeypa
         f"(from https://huggingface.co/ggerganov/whisper.cpp/resolve/main/ggml-small.en-q5_1.bin) in {tmp_path}")
 
 
-def test_unknown_model_is_one_line(cache_env):
+def test_unknown_model_is_one_line_with_exit_2(cache_env):
     result = run("models", "path", "huge")
-    assert result.exit_code == 1 and "unknown Whisper model 'huge'" in result.stderr
+    assert result.exit_code == 2 and "unknown Whisper model 'huge'" in result.stderr
 
 
 def test_import_converts_and_caches_a_ctranslate2_folder(cache_env, tiny_en_ct2, tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from tests.asr.conftest import normal
 from witness.asr.chunks import chunk_spans
 from witness.asr.whisper import AsrResult, WhisperEngine, WhisperOptions, token_spans
-from witness.errors import ModelError
+from witness.errors import ModelError, UsageError
 from witness.evaluate.wer import word_error_rate
 from witness.models.whisper_models import resolve_model
 from witness.textnorm import normalize_words
@@ -113,7 +113,7 @@ def test_bad_model_files_are_refused_before_whisper_cpp_sees_them(tmp_path, tiny
 
 
 def test_unknown_names_and_wrong_checksums_are_one_line_errors(cache_env, tmp_path, tiny_en):
-    with pytest.raises(ModelError, match="unknown Whisper model 'tiny-en'; known names: tiny, "):
+    with pytest.raises(UsageError, match="unknown Whisper model 'tiny-en'; known names: tiny, "):  # exit 2
         resolve_model("tiny-en")
     fake = tmp_path / "ggml-base.en.bin"
     shutil.copy(tiny_en.path, fake)  # a real ggml file, but not the one pinned for base.en

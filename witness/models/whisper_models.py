@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from witness.errors import ModelError, ModelNotHere
+from witness.errors import ModelError, ModelNotHere, UsageError
 from witness.fileio import sha256_file
 from witness.models import store
 from witness.models.ct2 import open_ct2
@@ -78,18 +78,29 @@ def resolve_vad(models_dir: str | Path | None = None, offline: bool = False,
 def _resolve_uncatalogued(name: str, models_dir: str | Path | None) -> ResolvedModel:
     path = Path(name).expanduser()
     if path.is_dir():
-        raise ModelError("a folder, not a ggml model file; a CTranslate2 model folder is converted with "
+        raise UsageError("a folder, not a ggml model file; a CTranslate2 model folder is converted with "
                          "`witness models import FOLDER`", path)
     if path.is_file():
-        return ResolvedModel(path=str(path), name=None, source="file", info=inspect_ggml(path))
+        info = _checked(path, "get a whole copy again (download or convert it), or choose another --model")
+        return ResolvedModel(path=str(path), name=None, source="file", info=info)
     if os.sep not in name and not name.endswith(".bin"):
         for folder in store.search_dirs(models_dir):
             matches = sorted(folder.glob(f"ggml-{name}.bin")) + sorted(folder.glob(f"ggml-{name}-ct2-*.bin"))
             if matches:
-                return ResolvedModel(path=str(matches[0]), name=None, source="imported", info=inspect_ggml(matches[0]))
+                info = _checked(matches[0], f"delete it and import the model again (`witness models import FOLDER "
+                                            f"--name {name}`)")
+                return ResolvedModel(path=str(matches[0]), name=None, source="imported", info=info)
         known = ", ".join(CATALOGUE)
-        raise ModelError(f"unknown Whisper model {name!r}; known names: {known} (or give the path of a ggml .bin file)")
-    raise ModelError("no such model file", path)
+        raise UsageError(f"unknown Whisper model {name!r}; known names: {known} (or give the path of a ggml .bin file)")
+    raise UsageError("no such model file", path)
+
+
+def _checked(path: Path, remedy: str) -> GgmlInfo:
+    """``inspect_ggml``, its error saying what to do about the file (``remedy``)."""
+    try:
+        return inspect_ggml(path)
+    except ModelError as exc:
+        raise ModelError(f"{exc.message}; {remedy}", exc.path) from None
 
 
 def _find_local(entry: WhisperModel, models_dir: str | Path | None) -> ResolvedModel | None:
@@ -100,7 +111,8 @@ def _find_local(entry: WhisperModel, models_dir: str | Path | None) -> ResolvedM
     for source in entry.ct2:
         path = store.first_here(models_dir, source.converted_name(entry.name))
         if path is not None:
-            return ResolvedModel(str(path), entry.name, f"converted from {source.label}", inspect_ggml(path))
+            info = _checked(path, f"delete it, and the next run converts {entry.name} again")
+            return ResolvedModel(str(path), entry.name, f"converted from {source.label}", info)
     for source in entry.ct2:
         files = [_local_file(spec, models_dir) for spec in (source.model_bin, source.config, source.vocabulary)]
         if all(files):
