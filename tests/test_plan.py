@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from witness.plan import GIB, EngineDevices, PlanOptions, ThreadSettings, make_plan
@@ -101,3 +103,15 @@ def test_the_plan_asks_what_the_chosen_whisper_model_needs(model, free_gib, mode
     assert plan.mode == mode
     expected = estimate(model, decoders=5)  # the default best-of 5: five self-attention caches
     assert plan.vram_floor_gib == (expected.floor_gib if expected else 4.0)
+
+
+def test_more_threads_than_cores_are_capped_with_a_warning(caplog):
+    """`--threads 1000` on 2 cores ran 19x slower without a word."""
+    with caplog.at_level(logging.WARNING, logger="witness.plan"):
+        plan = make_plan(BOTH_CPU, None, cores=2, options=PlanOptions(threads=1000))
+    assert plan.whisper_threads == 2 and plan.reasons[-1] == "threads: whisper.cpp 2, ONNX Runtime 2 of 2 cores"
+    assert caplog.messages == ["1000 threads asked for (--threads, [plan] threads), but this machine has 2 CPU "
+                               "cores: using 2 (more threads than cores slow the engines down)"]
+    caplog.clear()
+    assert make_plan(BOTH_CPU, None, cores=2, options=PlanOptions(threads=1)).whisper_threads == 1
+    assert caplog.messages == []

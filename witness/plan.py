@@ -1,12 +1,16 @@
 """The plan: run Whisper and diarization side by side, or one after the other, and with how
 many CPU threads each. A pure function of what the engines run on, free VRAM and the
-machine, so every decision is testable with injected probes and explained in ``reasons``.
+machine, so every decision is testable with injected probes and explained in ``reasons``
+(more threads asked for than the machine has cores are capped, with a warning).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 GIB = 1 << 30
 
@@ -71,7 +75,10 @@ def make_plan(devices: EngineDevices, free_vram: int | None, cores: int, options
     """Decide parallel or serial (with reasons) and split the CPU threads between the engines
     (``fixed`` counts are taken as they are). ``need_gib``: free VRAM the chosen models need
     side by side, margin included (``witness.accel.vram_need``); None when unknown."""
-    cores = max(1, options.threads or cores)
+    if options.threads > cores:
+        log.warning("%d threads asked for (--threads, [plan] threads), but this machine has %d CPU cores: "
+                    "using %d (more threads than cores slow the engines down)", options.threads, cores, cores)
+    cores = max(1, min(options.threads or cores, cores))
     floor = vram_floor(options, need_gib) if devices.asr_gpu and devices.diarization_gpu else None
     mode, reasons = _mode(devices, free_vram, cores, options, floor)
     per_model = fixed.onnx_per_model or ONNX_THREADS_PER_MODEL
