@@ -111,8 +111,8 @@ def _cut_for_count(dendrogram: np.ndarray, threshold: float, target: int, min_si
             best, best_count = i, counts[i]
         if counts[i] == target:
             break
-    if best_count != target:
-        log.warning("found %d speakers instead of the requested %d", best_count, target)
+    if best_count != target:  # the pipeline tells the user against what they asked for (the target may be capped)
+        log.debug("no cut of the dendrogram gives %d large clusters: cut at %d", target, best_count)
     ranked = dendrogram.copy()
     ranked[:, 2] = np.arange(len(dendrogram))  # cut after merge `best`, whatever its distance
     return fcluster(ranked, best, criterion="distance")
