@@ -36,7 +36,13 @@ def models() -> None:
     """
 
 
-@models.command("list")
+@models.command("list", epilog="""
+\b
+Examples:
+  witness models list                       every model: size and path, or where it comes from
+  witness models list --models-dir /mnt/models
+  witness models list | grep -v 'not here'  the models on this machine
+""")
 @models_dir_option
 def list_cmd(models_dir: Path | None) -> None:
     """Every known model: where it is cached, or where it would come from."""
@@ -54,7 +60,13 @@ def list_cmd(models_dir: Path | None) -> None:
         click.echo(f"{name:<{width}}  {shown}  {path if path else f'not here ({source})'}")
 
 
-@models.command("pull")
+@models.command("pull", epilog="""
+\b
+Examples:
+  witness models pull                       every model a run with your settings uses
+  witness models pull base.en               one Whisper model
+  witness models pull wespeaker             a diarization model by its name
+""")
 @click.argument("name", required=False)
 @models_dir_option
 @click.pass_context
@@ -86,7 +98,13 @@ def _run_models(models_dir: Path | None, progress) -> list[str]:
     return [str(p) for p in paths if p is not None]
 
 
-@models.command("path")
+@models.command("path", epilog="""
+\b
+Examples:
+  witness models path tiny.en               the ggml file tiny.en resolves to
+  witness models path campplus              the speaker model's ONNX file
+  cp "$(witness models path base.en)" /mnt/models/   for a machine without network
+""")
 @click.argument("name")
 @models_dir_option
 def path_cmd(name: str, models_dir: Path | None) -> None:
@@ -109,7 +127,12 @@ def _resolve(name: str, models_dir: Path | None, offline: bool, progress=None) -
     return path if path is not None else resolve_model(name, models_dir, offline=offline, progress=progress).path
 
 
-@models.command("import")
+@models.command("import", epilog="""
+\b
+Examples:
+  witness models import ~/faster-whisper-small --name small
+  witness call.wav --model small            then use it by that name
+""")
 @click.argument("ct2_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--name", help="Name to use it by (default: the folder's name).")
 @click.pass_context

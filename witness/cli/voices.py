@@ -85,7 +85,12 @@ def voices() -> None:
     """
 
 
-@voices.command("list")
+@voices.command("list", epilog="""
+\b
+Examples:
+  witness voices list                 NAME, MODEL, PRINTS, SPEECH, FIRST, LAST per voice
+  witness voices list 2>/dev/null     the table alone (where the voices live goes to stderr)
+""")
 def list_cmd() -> None:
     """Each enrolled voice: name, model, prints, speech, first and last enrolled (UTC)."""
     from witness.voices.store import load_voices, voices_dir
@@ -102,7 +107,12 @@ def list_cmd() -> None:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
 
 
-@voices.command("remove")
+@voices.command("remove", epilog="""
+\b
+Examples:
+  witness voices remove Diane         Diane's speakers are SPEAKER_NN again
+  witness enroll Diane new.wav --replace   start her voice over instead
+""")
 @click.argument("name")
 def remove_cmd(name: str) -> None:
     """Forget the voice NAME (its file is deleted)."""
