@@ -4,12 +4,18 @@ write, a pipe closed early, Ctrl-C, a FIFO as input, a bad model, too many threa
 from __future__ import annotations
 
 import os
-import shutil
+import signal
 import subprocess
 import sys
+import wave
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from tests.processes import hear_ctrl_c
+from witness import shm
+from witness.cli import main
 
 CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, PR_CAPBSET_DROP = 1, 2, 24
 
@@ -119,3 +125,107 @@ def test_the_batch_eta_counts_down_and_its_speed_is_the_summarys(monkeypatch, tm
     last = err.getvalue().replace("\r", "\n").strip().splitlines()[-1]
     assert wall == pytest.approx(62.0) and "ETA" not in last
     assert f"{600 / wall:.1f}x real time" in last  # the summary's 1 / rtf
+
+
+def gone(pgid: int) -> bool:
+    """Whether no process of group ``pgid`` is left, not even one that ended unreaped."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly():
+    """`witness models list | head -1`: no BrokenPipeError, the status of a tool SIGPIPE ended."""
+    proc = subprocess.Popen([sys.executable, "-m", "witness", "models", "list"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # before it writes a row: every row meets a closed pipe
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=120) == 128 + signal.SIGPIPE
+    assert stderr.startswith("witness: search order: ") and stderr.count("\n") == 1, stderr
+
+
+@pytest.mark.parametrize("stop, to_group, code", [(signal.SIGINT, True, 130), (signal.SIGTERM, False, 143)],
+                         ids=["ctrl-c", "sigterm"])
+def test_a_stopped_run_says_so_exits_128_plus_the_signal_and_leaves_nothing(sample_call, tmp_path, stop, to_group,
+                                                                            code):
+    """Ctrl-C (to the terminal's whole process group) or SIGTERM (to witness) while Whisper works
+    on the call: one line, no traceback, no decoded audio, no output, no process left."""
+    audio, out = tmp_path / "shm", tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "witness", "-v", sample_call / "sample.wav", "--no-diarize",
+                             "-o", out], env={**os.environ, shm.FOLDER_ENV: str(audio)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=hear_ctrl_c)
+    said = []
+    for line in proc.stderr:  # the worker says this as it starts on the call
+        said.append(line)
+        if "DTW timestamps on" in line:
+            break
+    assert proc.poll() is None, "".join(said)
+    (os.killpg if to_group else os.kill)(proc.pid, stop)
+    stdout, rest = proc.communicate(timeout=120)
+    stderr = "".join(said) + rest
+    assert proc.returncode == code, stderr
+    assert stderr.endswith("witness: interrupted\n") and "Traceback" not in stderr and "Aborted" not in stderr
+    assert stdout == "" and list(audio.iterdir()) == [] and list(out.iterdir()) == []
+    assert gone(proc.pid), "a process of the run outlived it"
+
+
+def test_the_run_reaps_every_process_it_started(sample_call, tmp_path):
+    """A harness that waits on the process group finds nothing once witness has exited (the
+    resource tracker of multiprocessing's spawn start method ended after it, unreaped)."""
+    clip = tmp_path / "clip.wav"
+    with wave.open(str(sample_call / "sample.wav")) as src, wave.open(str(clip), "wb") as dst:
+        dst.setparams(src.getparams())
+        dst.writeframes(src.readframes(src.getframerate() * 12))
+    proc = subprocess.Popen([sys.executable, "-m", "witness", clip, "--no-diarize"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr
+    assert "know you were there" in stdout
+    assert gone(proc.pid), "a process of the run outlived it"
+
+
+def test_a_named_pipe_is_read_as_a_stream(sample_call, tmp_path):
+    """`witness <(cat call.wav)` or a FIFO was "is empty" (its size is 0): read like `-`, named as given."""
+    fifo = tmp_path / "call.wav"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", 'cat "$0" > "$1"', sample_call / "sample.wav", fifo])
+    try:
+        result = witness(fifo, "--no-diarize", "-o", tmp_path / "out", "--format", "json,txt")
+    finally:
+        writer.kill()
+        writer.wait()
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    text = (tmp_path / "out" / "call.txt").read_text()
+    assert "know you were there" in text
+    assert f'"path": "{fifo}"' in (tmp_path / "out" / "call.json").read_text()
+
+
+def test_an_unknown_model_is_a_usage_error(sample_call):
+    result = CliRunner().invoke(main, [str(sample_call / "sample.wav"), "--model", "huge"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("witness: unknown Whisper model 'huge'; known names: tiny, ")
+
+
+def test_a_truncated_model_says_what_to_do(sample_call, tmp_path):
+    from witness.models.whisper_models import resolve_model
+
+    cut = tmp_path / "ggml-cut.bin"
+    with open(resolve_model("tiny.en").path, "rb") as src:  # the model a user has (converted once)
+        cut.write_bytes(src.read(1_000_000))
+    result = CliRunner().invoke(main, [str(sample_call / "sample.wav"), "--model", str(cut)])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"witness: {cut}: not a complete ggml Whisper model (truncated?): file ends inside the data of tensor "
+        "'encoder.positional_embedding'; get a whole copy again (download or convert it), or choose another --model\n")
+
+
+@pytest.mark.parametrize("command", [["models", "list"], ["models", "pull"], ["models", "path"], ["models", "import"],
+                                     ["voices", "list"], ["voices", "remove"]], ids=" ".join)
+def test_every_subcommand_help_has_examples(command):
+    result = CliRunner().invoke(main, [*command, "--help"])
+    assert result.exit_code == 0
+    examples = [line.strip() for line in result.stdout.split("Examples:\n")[1].splitlines() if line.strip()]
+    assert examples and any(line.startswith(f"witness {' '.join(command)}") for line in examples)
