@@ -2,7 +2,8 @@
 command and calls the library.
 
 Exit codes: 0 done; 1 nothing matched (``quote``) or the run failed (engine, model);
-2 bad input or usage (a file that is not audio, a malformed transcript, a bad option).
+2 bad input or usage (a file that is not audio, a malformed transcript, a bad option);
+130/143 stopped by Ctrl-C/SIGTERM; 141 the reader of stdout went away.
 Errors are one line on stderr naming the file and the problem; ``--debug`` shows tracebacks.
 """
 

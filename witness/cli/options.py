@@ -240,7 +240,7 @@ def engine_options(function):
         click.option("--min-free-vram", type=click.FloatRange(0, min_open=True), metavar="GIB",
                      help="Below this much free VRAM the engines take turns (default: what the chosen "
                           "models need plus 25%, shown by witness doctor; 4 when unknown)."),
-        click.option("--threads", type=click.IntRange(1), metavar="N", help="CPU threads in all (default: every core)."),
+        click.option("--threads", type=click.IntRange(1), metavar="N", help="CPU threads in all (default: every core; more than the cores are capped, with a warning)."),
         models_dir_option(),
         offline_option(),
     ]
