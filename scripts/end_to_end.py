@@ -6,7 +6,8 @@ Files: the sample call and the dev set's simulated calls (their .stm beside each
 with ``--calls DIR`` every .wav there (a corpus part from ``make_corpus``). An utterance counts
 as right when the majority of its aligned words carry the speaker the optimal mapping pairs
 with its reference speaker. Each file is scored twice: as ``witness eval wer`` does (runs of
-digits joined into one token) and with each spoken digit as one word (``digits`` columns);
+digits joined into one token) and with each spoken digit as one word (``digits`` columns, as
+``witness eval wer --digits each``);
 totals pool the words of 2-speaker and of 3-4-speaker files.
 
     python scripts/end_to_end.py                       # sample call + devcall_01..04
@@ -31,15 +32,10 @@ from scripts import SAMPLE_CALL, SHARED  # noqa: E402
 from witness.evaluate.stm import read_stm  # noqa: E402
 from witness.evaluate.wder import score_words  # noqa: E402
 from witness.evaluate.wer import align_words  # noqa: E402
-from witness.evaluate.words import SpeakerWord, words_from_stm, words_from_transcript  # noqa: E402
+from witness.evaluate.words import words_from_stm, words_from_transcript  # noqa: E402
 from witness.transcript import read_transcript  # noqa: E402
 
 CALLS = [SAMPLE_CALL / "sample.wav"] + sorted((SHARED / "data" / "dev-set" / "sim").glob("devcall_*.wav"))
-
-
-def digit_words(words) -> list[SpeakerWord]:
-    """Each all-digit token ("0672", as the scorer joins digit runs) split into one word a digit."""
-    return [SpeakerWord(ch, w.speaker) for w in words for ch in (w.text if w.text.isdigit() else [w.text])]
 
 
 def utterances_right(stm: Path, transcript: Path, verbose: bool):
@@ -49,7 +45,7 @@ def utterances_right(stm: Path, transcript: Path, verbose: bool):
     ref, hyp = words_from_stm(segments), words_from_transcript(read_transcript(transcript))
     alignment = align_words([w.text for w in ref], [w.text for w in hyp])
     wer, wder = score_words(ref, hyp)
-    split = score_words(digit_words(ref), digit_words(hyp))
+    split = score_words(ref, hyp, digits="each")
     owner = [i for i, s in enumerate(segments) for _ in words_from_stm([s])]  # reference word -> utterance
     votes: dict[int, Counter] = {}
     for pair in alignment:

@@ -14,7 +14,7 @@ from tests.stm_transcript import transcript_from_stm
 from witness.cli import main
 from witness.evaluate import CONVENTIONS, diarization_error
 from witness.rttm import format_rttm, read_rttm
-from witness.transcript import Turn
+from witness.transcript import AudioMeta, Transcript, Turn, Utterance, Word
 
 
 def run(*args: object):
@@ -143,6 +143,19 @@ def test_wer_against_json_with_errors(sample_call, sample_json, tmp_path):
     document = json.loads(result.stdout)
     assert document["wer"] == {"wer": 1 / 87, "substitutions": 1, "deletions": 0, "insertions": 0, "reference_words": 87, "hits": 86}
     assert document["wder"] == {"wder": 1 / 87, "wrong": 1, "aligned": 87, "unattributed": 0, "mapping": {"S1": "Diane", "S2": "Sheila"}}
+
+
+def test_wer_each_digit_a_word(tmp_path):
+    stm = tmp_path / "call.stm"
+    stm.write_text("call 1 A 0.0 2.0 call me at\ncall 1 B 2.0 4.0 zero six seven two\n")
+    text = "call me at zero six seven two."  # all on A
+    words = [Word(0.2 + 0.4 * i, 0.5 + 0.4 * i, w, speaker="A") for i, w in enumerate(text.split())]
+    hyp = tmp_path / "call.json"
+    hyp.write_text(Transcript(AudioMeta("call.wav", 4.0), (Utterance("A", 0.2, 3.1, text, tuple(words)),),
+                              ("A",)).to_json())
+    joined = json.loads(run("eval", "wer", stm, hyp, "--json").stdout)["wder"]
+    each = json.loads(run("eval", "wer", stm, hyp, "--json", "--digits", "each").stdout)["wder"]
+    assert (joined["wrong"], joined["aligned"], each["wrong"], each["aligned"]) == (1, 4, 3, 7)
 
 
 def test_wer_bad_inputs(sample_call, sample_json, tmp_path):

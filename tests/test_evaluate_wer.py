@@ -11,7 +11,8 @@ from tests.stm_transcript import transcript_from_stm
 from witness.errors import InputError
 from witness.evaluate import align_words, normalize_words, word_diarization_error, word_error_rate
 from witness.evaluate.stm import parse_stm, read_stm, segments_of_file
-from witness.evaluate.words import SpeakerWord, words_from_stm, words_from_transcript
+from witness.evaluate.wder import score_words
+from witness.evaluate.words import SpeakerWord, with_digits, words_from_stm, words_from_transcript
 from witness.transcript import Utterance
 from witness.textnorm import scoring_words
 
@@ -134,3 +135,16 @@ def test_utterance_without_words_uses_its_text(sample_call):
 def test_scoring_normalises_numbers_currency_and_contractions(spoken, written):
     assert scoring_words(spoken) == scoring_words(written)
     assert word_error_rate(scoring_words(spoken), scoring_words(written)).wer == 0.0
+
+
+def test_each_digit_counts_as_a_word():
+    reference = words_from_stm(parse_stm("c 1 A 0.0 2.0 call me at\nc 1 B 2.0 4.0 zero six seven two\n", "ref.stm"))
+    hypothesis = tuple(replace(w, speaker="A") for w in reference)  # the digit reader's words on the other speaker
+    assert [w.text for w in reference] == ["call", "me", "at", "0672"]
+    joined, each = score_words(reference, hypothesis)[1], score_words(reference, hypothesis, digits="each")[1]
+    assert (joined.wrong, joined.aligned) == (1, 4)
+    assert (each.wrong, each.aligned) == (3, 7)  # the four digits outweigh the three words: A is mapped to B
+    assert with_digits([SpeakerWord("$5", "A"), SpeakerWord("25th", "A")], "each") == (
+        SpeakerWord("$5", "A"), SpeakerWord("25th", "A"))
+    with pytest.raises(ValueError, match="digits='some': choose from joined, each"):
+        with_digits(reference, "some")

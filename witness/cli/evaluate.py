@@ -109,7 +109,10 @@ def _der_json(reports: dict[str, DerReport], files: FilePairs) -> str:
 @click.argument("reference", type=click.Path(path_type=Path))
 @click.argument("hypothesis", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON, e.g. --json | jq .wder.")
-def wer(reference: Path, hypothesis: Path, as_json: bool) -> None:
+@click.option("--digits", type=click.Choice(["joined", "each"]), default="joined", show_default=True,
+              help="A run of digits is one word (joined), or each digit is a word (each: a digit reader's "
+                   "words count as spoken).")
+def wer(reference: Path, hypothesis: Path, as_json: bool, digits: str) -> None:
     """Word error rate (WER) and word diarization error rate (WDER) of a transcript.
 
     REFERENCE is an STM file (file channel speaker start end text; with several
@@ -119,7 +122,8 @@ def wer(reference: Path, hypothesis: Path, as_json: bool) -> None:
     numbers and currency become digits ("twenty dollars" = "$20"), contractions are
     expanded ("won't" = "will not"), British spellings made American, "uh"/"um"
     dropped; then lowercase, punctuation dropped except apostrophes inside words, and
-    runs of digits joined ("0 6 7 2" = "zero six seven two"). WDER is the share of aligned words (hits
+    runs of digits joined ("0 6 7 2" = "zero six seven two"; --digits each
+    counts each digit as a word instead). WDER is the share of aligned words (hits
     and substitutions) whose speaker is wrong after the optimal speaker mapping;
     unattributed words count as wrong.
 
@@ -127,6 +131,7 @@ def wer(reference: Path, hypothesis: Path, as_json: bool) -> None:
     Examples:
       witness eval wer call.stm out/call.json
       witness eval wer reviewed.json out/call.json --json
+      witness eval wer call.stm out/call.json --digits each
     """
     from witness.evaluate.wder import score_words
     from witness.evaluate.words import read_reference_words, words_from_transcript
@@ -134,7 +139,8 @@ def wer(reference: Path, hypothesis: Path, as_json: bool) -> None:
 
     transcript = read_transcript(hypothesis)
     recording = Path(transcript.audio.path).stem
-    wer_result, wder_result = score_words(read_reference_words(reference, recording), words_from_transcript(transcript))
+    wer_result, wder_result = score_words(read_reference_words(reference, recording), words_from_transcript(transcript),
+                                          digits)
     click.echo(_wer_json(wer_result, wder_result) if as_json else _wer_text(wer_result, wder_result), nl=False)
 
 

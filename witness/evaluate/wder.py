@@ -23,7 +23,7 @@ from typing import Mapping, Sequence
 
 from witness.evaluate.mapping import optimal_mapping
 from witness.evaluate.wer import AlignedPair, WerResult, align_words, wer_from_alignment
-from witness.evaluate.words import SpeakerWord
+from witness.evaluate.words import SpeakerWord, with_digits
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,10 @@ def word_diarization_error(
     )
 
 
-
-def score_words(reference: Sequence[SpeakerWord], hypothesis: Sequence[SpeakerWord]) -> tuple[WerResult, WderResult]:
-    """WER and WDER of two speaker-labelled word sequences, from one alignment."""
+def score_words(reference: Sequence[SpeakerWord], hypothesis: Sequence[SpeakerWord],
+                digits: str = "joined") -> tuple[WerResult, WderResult]:
+    """WER and WDER of two speaker-labelled word sequences, from one alignment; ``digits``
+    "each" counts every digit of a digit run as a word (``words.with_digits``)."""
+    reference, hypothesis = with_digits(reference, digits), with_digits(hypothesis, digits)
     alignment = align_words([w.text for w in reference], [w.text for w in hypothesis])
     return wer_from_alignment(alignment), word_diarization_error(reference, hypothesis, alignment)

@@ -3,6 +3,10 @@
 Text is normalised with ``textnorm.scoring_words`` (Whisper's English normaliser, then
 witness's word rule), one same-speaker run of words at a time, so that "twenty five" or
 "$5" spoken as two words is read as one number while each word keeps its speaker.
+
+Digit runs are one word after normalisation ("0 6 7 2" and "zero six seven two" both become
+"0672"), which weighs a speaker who reads digits down: ``with_digits(words, "each")`` splits every
+such word into one word per digit, so that each spoken digit counts once.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ from typing import Iterable
 from witness.evaluate.stm import StmSegment, read_stm, segments_of_file
 from witness.textnorm import scoring_words
 from witness.transcript import Transcript, read_transcript
+
+
+DIGITS = ("joined", "each")  # a run of digits is one word | each digit is a word
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,17 @@ def read_reference_words(path: str | Path, recording: str) -> tuple[SpeakerWord,
     if path.suffix.lower() == ".json":
         return words_from_transcript(read_transcript(path))
     return words_from_stm(segments_of_file(read_stm(path), recording, str(path)))
+
+
+def with_digits(words: Iterable[SpeakerWord], digits: str) -> tuple[SpeakerWord, ...]:
+    """``words`` as ``digits`` scores them: "joined" as they are, "each" with every all-digit
+    word ("0672") split into one word per digit, each keeping its speaker ("$5" and "25th"
+    stay whole). ValueError for another ``digits``."""
+    if digits not in DIGITS:
+        raise ValueError(f"digits={digits!r}: choose from {', '.join(DIGITS)}")
+    if digits == "joined":
+        return tuple(words)
+    return tuple(SpeakerWord(d, w.speaker) for w in words for d in (w.text if w.text.isdigit() else (w.text,)))
 
 
 def _labelled(texts: list[str], speaker: str | None) -> list[SpeakerWord]:
