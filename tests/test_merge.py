@@ -12,7 +12,8 @@ def W(start, end, text="w"):
 
 def assign_speakers(words, turns, gap_tolerance):
     """The speaker the merge gives each word (in the order given), before boundary repair."""
-    merged = merge(words, turns, MergeOptions(gap_tolerance=gap_tolerance, repair=False)).words
+    options = MergeOptions(gap_tolerance=gap_tolerance, repair=False, interjections=False)
+    merged = merge(words, turns, options).words
     speaker = {(w.start, w.end, w.text): w.speaker for w in merged}
     return [speaker[(w.start, w.end, w.text)] for w in words]
 
@@ -139,3 +140,63 @@ def test_an_answer_in_a_pause_ends_the_utterance():
     words = [said(0.0, 0.4, "Ready?", A), said(0.6, 0.9, "Yes.", B), said(1.2, 1.6, "Good.", A)]
     assert [(u.speaker, u.text) for u in merge(words, []).utterances] == [
         (A, "Ready?"), (B, "Yes."), (A, "Good.")]
+
+
+def test_an_interjection_timed_after_a_wordless_turn_goes_to_that_turn():
+    # B's "Hello?" was said in B's turn (1.0-1.7) but Whisper timed it just after, in A's turn.
+    words = [W(0.2, 0.6, "Hello?"), W(1.72, 1.8, "Hello?"), W(1.9, 2.2, "Oh,"), W(2.3, 2.8, "hello.")]
+    turns = [Turn(0, 0.7, A), Turn(1.0, 1.7, B), Turn(1.7, 3.0, A)]
+    result = merge(words, turns)
+    assert [w.speaker for w in result.words] == [A, B, A, A] and result.interjected == 1
+    assert [w.speaker for w in merge(words, turns, MergeOptions(interjections=False)).words] == [A, A, A, A]
+
+
+def test_an_interjection_stays_when_the_turn_before_it_has_words_or_is_a_blip():
+    words = [W(1.1, 1.5, "Right."), W(1.72, 1.8, "Yes.")]
+    assert [w.speaker for w in merge(words, [Turn(1.0, 1.7, B), Turn(1.7, 3.0, A)]).words] == [B, A]
+    blip = [W(1.72, 1.8, "Yes.")]  # B's "turn" is 0.1 s: too short to be a word said
+    assert [w.speaker for w in merge(blip, [Turn(1.6, 1.7, B), Turn(1.7, 3.0, A)]).words] == [A]
+
+
+class Scores:
+    """Hand-set voice scores by region start: what ``witness.opinion.Voices`` answers."""
+
+    def __init__(self, by_start):
+        self.by_start, self.asked = by_start, []
+
+    def scores(self, regions):
+        self.asked.extend(regions)
+        return [self.by_start.get(start) for start, _ in regions]
+
+
+def test_second_opinion_moves_a_doubtful_stretch_to_a_clearly_closer_voice():
+    # "Sunday is the best day." sits in a turn the diarization gave A, right at its edge.
+    words = [W(0.0, 0.4, "Fine."), W(1.0, 1.4, "Sunday"), W(1.4, 1.6, "is"), W(1.6, 1.8, "the"), W(1.8, 2.1, "best"),
+             W(2.1, 2.5, "day.")]
+    turns = [Turn(0.0, 0.5, A), Turn(0.9, 2.6, A)]
+    voices = Scores({0.0: {A: 0.8, B: 0.2}, 1.0: {A: 0.3, B: 0.75}})
+    result = merge(words, turns, voices=voices)
+    assert [w.speaker for w in result.words] == [A, B, B, B, B, B]
+    assert voices.asked == [(0.0, 0.4), (1.0, 2.5)] and (result.opinions, result.reopined) == (2, 5)
+    near = merge(words, turns, voices=Scores({1.0: {A: 0.5, B: 0.55}}))  # within the margin: no move
+    assert [w.speaker for w in near.words] == [A] * 6
+    off = merge(words, turns, MergeOptions(second_opinion=False), voices=Scores({1.0: {A: 0.3, B: 0.75}}))
+    assert [w.speaker for w in off.words] == [A] * 6 and off.opinions == 0
+
+
+def test_second_opinion_asks_only_about_doubtful_stretches():
+    # A sentence well inside its turn is not asked; one that no turn overlaps is, and a
+    # region too short to judge (None) leaves the merge's speaker.
+    words = [W(3.0, 3.4, "We"), W(3.4, 3.8, "went"), W(3.8, 4.2, "to"), W(4.2, 4.6, "town"), W(4.6, 5.0, "today."),
+             W(9.2, 9.5, "Okay"), W(9.5, 9.9, "then.")]
+    turns = [Turn(0.0, 8.0, A)]
+    voices = Scores({9.2: None})
+    result = merge(words, turns, MergeOptions(gap_tolerance=1.5), voices=voices)
+    assert voices.asked == [(9.2, 9.9)]
+    assert [w.speaker for w in result.words] == [A] * 7
+
+
+def test_words_that_come_with_their_speaker_get_no_second_opinion():
+    words = [said(0.0, 0.4, "Ready?", A), said(0.6, 0.9, "Yes.", B)]
+    voices = Scores({0.0: {A: 0.0, B: 1.0}, 0.6: {A: 1.0, B: 0.0}})
+    assert [w.speaker for w in merge(words, [Turn(0, 1, A)], voices=voices).words] == [A, B] and voices.asked == []

@@ -14,6 +14,7 @@ from witness.audio import SAMPLE_RATE, AudioInfo
 from witness.errors import InputError
 from witness.fileio import read_input_text, sha256_file
 from witness.merge import MergeOptions, exclusive_turns, merge, speaker_order
+from witness.opinion import Voices
 from witness.transcript import AudioMeta, Transcript, Turn, Word
 
 log = logging.getLogger(__name__)
@@ -40,19 +41,22 @@ def assemble(
     engines: Mapping[str, Any] | None = None,
     plan: Mapping[str, Any] | None = None,
     timings: Mapping[str, float] | None = None,
+    voices: Voices | None = None,
 ) -> Transcript:
     """Merge ``words`` with ``exclusive`` turns (derived from ``turns`` when not given).
-    ``turns`` None means no diarization ran: utterances carry no speaker."""
+    ``turns`` None means no diarization ran: utterances carry no speaker. ``voices``: for
+    the merge's second opinion (``witness.opinion``)."""
     if turns is None:
         result = merge(words, [], options)
         speakers: tuple[str, ...] = ()
         turns, exclusive = (), ()
     else:
         exclusive = tuple(exclusive) if exclusive is not None else exclusive_turns(turns)
-        result = merge(words, exclusive, options)
+        result = merge(words, exclusive, options, voices)
         speakers = speaker_order(turns, result.words)
-        log.info("%s: %d words on %d speakers; boundary repair moved %d, %d unattributed", meta.path,
-                 len(result.words), len(speakers), result.repaired, result.unattributed)
+        log.info("%s: %d words on %d speakers; boundary repair moved %d, interjections %d, second opinion %d "
+                 "(%d stretches embedded), %d unattributed", meta.path, len(result.words), len(speakers),
+                 result.repaired, result.interjected, result.reopined, result.opinions, result.unattributed)
     return Transcript(
         audio=meta,
         utterances=result.utterances,

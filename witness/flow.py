@@ -78,7 +78,8 @@ class Host(Protocol):
 
     def release(self, name: str, timeout: float = 10.0) -> None: ...
 
-    def transcript(self, meta: AudioMeta, results: dict[str, Any], timings: dict[str, float]) -> Transcript: ...
+    def transcript(self, meta: AudioMeta, results: dict[str, Any], timings: dict[str, float],
+                   audio: SharedAudio | None = None) -> Transcript: ...
 
 
 @dataclass
@@ -238,8 +239,11 @@ class Flow:
             if f.submitted or any(f.wants(n) for n in self.engines.names):
                 continue
             del self._files[key]
-            f.audio.unlink()
-            yield self._result(f)
+            try:
+                result = self._result(f)  # the merge may read the decoded audio (a second opinion)
+            finally:
+                f.audio.unlink()
+            yield result
 
     def _result(self, f: _File) -> FileResult:
         attempts = max(f.tries.values(), default=0)
@@ -247,7 +251,8 @@ class Flow:
         error = next((f.errors[n] for n in self.engines.names if n in f.errors), None)
         if error is not None:
             return FileResult(f.path, None, error, attempts, f.decode_seconds + engines)
-        transcript = self.engines.transcript(f.meta, f.results, {"decode": f.decode_seconds, "engines": engines})
+        transcript = self.engines.transcript(f.meta, f.results, {"decode": f.decode_seconds, "engines": engines},
+                                             f.audio)
         return FileResult(f.path, transcript, None, attempts, transcript.timings["total"])
 
     def _release_idle(self, more_files: bool) -> None:

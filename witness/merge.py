@@ -12,7 +12,16 @@
    speaker, unless a real pause (``real_pause`` seconds) separates it from the rest and the
    diarization actually heard that speaker during those words — a pause is evidence that
    the speaker changed there, a word that merely fell into a gap next to a turn is not.
-3. **Group.** Consecutive words of one speaker form an utterance; an utterance also breaks
+3. **Interjections** (``interjections``). Whisper often times a short sentence ("Hello?")
+   late, just after the turn it was said in. A sentence of at most ``blip_words`` words and
+   ``blip_seconds`` that begins within ``gap_tolerance`` after the end of another speaker's
+   turn (at least ``real_pause`` long) in which no word was placed goes to that speaker.
+4. **Second opinion** (``witness.opinion``, when the caller gives ``voices``). Each doubtful
+   stretch (a run of one speaker's words inside a sentence, cut at pauses of ``real_pause``,
+   that is short, begins or ends at a turn edge, holds a word no turn overlapped, or shares
+   its sentence with another speaker) is embedded and compared with every speaker's voice;
+   it moves to a voice that beats its speaker's by ``opinion_margin``.
+5. **Group.** Consecutive words of one speaker form an utterance; an utterance also breaks
    at a pause of ``utterance_pause`` seconds. On a split stereo call (below) each party's
    words are grouped on their own, so one party's backchannel over the other's sentence
    does not cut that sentence up (``group_utterances``).
@@ -20,7 +29,7 @@
 Word speakers are decided per word, never per ASR segment, so a Whisper segment that
 spans two speakers is split between them. A word that arrives with its speaker (on a stereo
 call with one party per channel, each channel is transcribed alone: its words are that
-party's) keeps it through steps 1 and 2.
+party's) keeps it through every step, and steps 3 and 4 are then skipped.
 """
 
 from __future__ import annotations
@@ -30,9 +39,11 @@ from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Sequence
 
+from witness.opinion import Voices, second_opinion
 from witness.transcript import Turn, Utterance, Word, speakers_in_order
 
 SENTENCE_END = (".", "?", "!", "…", "。", "？", "！")
+CLOSING = "\"')]»”’"
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,9 @@ class MergeOptions:
     real_pause: float = 0.3  # s: a pause this long at a speaker change keeps the change
     sentence_pause: float = 1.0  # s: a pause this long also ends a sentence
     utterance_pause: float = 2.0  # s: a pause this long starts a new utterance
+    interjections: bool = True  # a short sentence just after a wordless turn is that turn's (step 3)
+    second_opinion: bool = True  # doubtful stretches are embedded and compared with each voice (step 4)
+    opinion_margin: float = 0.1  # cosine: a voice must beat the stretch's speaker by this much (step 4)
 
 
 @dataclass(frozen=True)
@@ -54,24 +68,55 @@ class MergeResult:
     words: tuple[Word, ...]  # every input word, in time order, with its speaker
     unattributed: int  # words no turn could claim
     repaired: int  # words whose speaker the boundary repair changed
+    interjected: int = 0  # words the interjection rule moved
+    opinions: int = 0  # stretches embedded for a second opinion
+    reopined: int = 0  # words the second opinion moved
 
 
-def merge(words: Sequence[Word], turns: Sequence[Turn], options: MergeOptions = MergeOptions()) -> MergeResult:
-    """Assign ``words`` to the speakers of ``turns`` (exclusive turns work best) and group them."""
+def merge(words: Sequence[Word], turns: Sequence[Turn], options: MergeOptions = MergeOptions(),
+          voices: Voices | None = None) -> MergeResult:
+    """Assign ``words`` to the speakers of ``turns`` (exclusive turns work best) and group them.
+    ``voices``: scores of stretches of the audio against each speaker's voice, for the second
+    opinion (step 4; None or ``options.second_opinion`` off: none)."""
     ordered = sorted(words, key=lambda w: (w.start, w.end))
     known = [w.speaker for w in ordered]
     labels, heard = _assign(ordered, turns, options.gap_tolerance)
     labels = [k or s for k, s in zip(known, labels)]
     repaired = repair_boundaries(ordered, labels, options, heard) if options.repair else list(labels)
     repaired = [k or s for k, s in zip(known, repaired)]
-    changed = sum(a != b for a, b in zip(labels, repaired))
-    attributed = tuple(replace(w, speaker=s) for w, s in zip(ordered, repaired))
+    counts: dict[str, int] = {}
+    final = repaired
+    if not any(known):
+        final, counts = _second_looks(ordered, repaired, heard, turns, options, voices)
+    attributed = tuple(replace(w, speaker=s) for w, s in zip(ordered, final))
     return MergeResult(
         utterances=group_utterances(attributed, options.utterance_pause, overlapping=any(known)),
         words=attributed,
-        unattributed=sum(s is None for s in repaired),
-        repaired=changed,
+        unattributed=sum(s is None for s in final),
+        repaired=sum(a != b for a, b in zip(labels, repaired)),
+        **counts,
     )
+
+
+def _second_looks(words: Sequence[Word], labels: list[str | None], heard: Sequence[bool], turns: Sequence[Turn],
+                  options: MergeOptions, voices: Voices | None) -> tuple[list[str | None], dict[str, int]]:
+    """Steps 3 and 4 of the module docstring on ``labels``: (new labels, words each step moved,
+    and stretches embedded, by ``MergeResult`` field)."""
+    spans = sentences(words, options.sentence_pause)
+    turns = sorted(turns, key=lambda t: (t.start, t.end))
+    counts: dict[str, int] = {}
+    if options.interjections:
+        labels, counts["interjected"] = _moved(labels, interjections(words, labels, spans, turns, options))
+    if voices is not None and options.second_opinion:
+        opinion = second_opinion(words, labels, heard, spans, turns, voices, options.real_pause,
+                                 options.gap_tolerance, options.opinion_margin, options.blip_words)
+        labels, counts["reopined"] = _moved(labels, opinion.labels)
+        counts["opinions"] = opinion.asked
+    return labels, counts
+
+
+def _moved(old: Sequence[str | None], new: list[str | None]) -> tuple[list[str | None], int]:
+    return new, sum(a != b for a, b in zip(old, new))
 
 
 def _assign(words: Sequence[Word], turns: Sequence[Turn], gap_tolerance: float) -> tuple[list[str | None], list[bool]]:
@@ -127,7 +172,7 @@ def sentences(words: Sequence[Word], sentence_pause: float) -> list[range]:
     spans, start = [], 0
     for i, word in enumerate(words):
         last = i == len(words) - 1
-        if last or word.text.rstrip("\"')]»”’").endswith(SENTENCE_END) or words[i + 1].start - word.end >= sentence_pause:
+        if last or word.text.rstrip(CLOSING).endswith(SENTENCE_END) or words[i + 1].start - word.end >= sentence_pause:
             spans.append(range(start, i + 1))
             start = i + 1
     return spans
@@ -182,6 +227,43 @@ def _is_blip(words: Sequence[Word], run: range, span: range, options: MergeOptio
     before = first.start - words[run.start - 1].end if run.start > span.start else 0.0
     after = words[run.stop].start - last.end if run.stop < span.stop else 0.0
     return before < options.real_pause and after < options.real_pause
+
+
+def interjections(words: Sequence[Word], labels: Sequence[str | None], spans: Sequence[range],
+                  turns: Sequence[Turn], options: MergeOptions) -> list[str | None]:
+    """Step 3: a short sentence (``blip_words``, ``blip_seconds``) that begins at most
+    ``gap_tolerance`` s after the end of another speaker's turn (at least ``real_pause`` s
+    long) in which no word lies goes to that turn's speaker; returns new labels. ``turns``
+    sorted by start."""
+    fixed = list(labels)
+    voiced = _turns_with_words(words, labels, turns)
+    starts = [t.start for t in turns]
+    for span in spans:
+        first, last = words[span.start], words[span.stop - 1]
+        if len(span) > options.blip_words or last.end - first.start > options.blip_seconds:
+            continue
+        before = bisect_right(starts, first.start)
+        for k in range(max(0, before - 8), before):
+            turn = turns[k]
+            if k not in voiced and turn.speaker != fixed[span.start] and turn.duration >= options.real_pause \
+                    and 0.0 <= first.start - turn.end <= options.gap_tolerance:
+                for i in span:
+                    fixed[i] = turn.speaker
+                voiced.add(k)
+                break
+    return fixed
+
+
+def _turns_with_words(words: Sequence[Word], labels: Sequence[str | None], turns: Sequence[Turn]) -> set[int]:
+    """Indices of ``turns`` (sorted by start) that hold the middle of a word given their speaker."""
+    starts = [t.start for t in turns]
+    voiced = set()
+    for word, label in zip(words, labels):
+        middle = (word.start + word.end) / 2
+        for k in range(max(0, bisect_right(starts, middle) - 8), bisect_right(starts, middle)):
+            if turns[k].speaker == label and turns[k].start <= middle <= turns[k].end:
+                voiced.add(k)
+    return voiced
 
 
 def group_utterances(words: Sequence[Word], utterance_pause: float, overlapping: bool = False) -> tuple[Utterance, ...]:

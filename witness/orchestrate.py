@@ -16,7 +16,7 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from witness.diarize.channels import LABELS as CHANNEL_LABELS, MODES as CHANNEL_
 from witness.engines import AsrJob, DiarizationJob, TurnsResult, WordsResult, asr_engine, diarization_engine
 from witness.flow import FileJob, FileResult, Flow, default_jobs
 from witness.merge import exclusive_turns
+from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices
 from witness.assemble import assemble, audio_meta, read_words
 from witness.plan import EngineDevices, Plan, ThreadSettings, make_plan
 from witness.progress import FileProgress, Progress
@@ -258,6 +259,7 @@ class Orchestrator:
         self._jobs: dict[str, Any] | None = None  # resolved before the first worker starts
         self._workers: dict[str, Worker] = {}
         self._voices: tuple[Voice, ...] = ()  # enrolled voices that name speakers, loaded with the models
+        self._embed: Callable[[np.ndarray], np.ndarray] | None = None  # CAM++ for second opinions, on first use
         for reason in self.plan.reasons:
             log.info("plan: %s", reason)
 
@@ -292,9 +294,11 @@ class Orchestrator:
             given["diarization"] = TurnsResult(turns, exclusive_turns(turns), None, {}, 0.0)
         return given
 
-    def transcript(self, meta: AudioMeta, results: dict[str, Any], timings: dict[str, float]) -> Transcript:
+    def transcript(self, meta: AudioMeta, results: dict[str, Any], timings: dict[str, float],
+                   audio: SharedAudio | None = None) -> Transcript:
         """Merge the engines' ``results`` (by engine name) into the file's Transcript;
-        ``timings`` has "decode" and "engines" seconds, merge and total are added."""
+        ``timings`` has "decode" and "engines" seconds, merge and total are added. ``audio``:
+        the decoded call, for the merge's second opinion (None: no second opinion)."""
         start = time.perf_counter()
         engines, timings = {}, dict(timings)
         for name, result in results.items():
@@ -306,13 +310,32 @@ class Orchestrator:
         if asr is not None and asr.channels and diarization is not None and diarization.info is not None \
                 and diarization.info.get("method") == "channels":  # each word is its channel's party's
             words = tuple(replace(w, speaker=CHANNEL_LABELS[c]) for w, c in zip(words, asr.channels))
+        voices = self._sentence_voices(audio, diarization) if asr is not None else None
         transcript = assemble(meta, words, turns, exclusive, self.settings.merge,
-                              engines=engines, plan=self.plan.to_dict() if engines else None)
+                              engines=engines, plan=self.plan.to_dict() if engines else None, voices=voices)
         if diarization is not None and diarization.centroids:
             transcript = self._named_voices(replace(transcript, speaker_embeddings=dict(diarization.centroids)))
         timings["merge"] = time.perf_counter() - start
         timings["total"] = timings["decode"] + timings["engines"] + timings["merge"]
         return replace(transcript, timings={k: round(v, 3) for k, v in timings.items()})
+
+    def _sentence_voices(self, audio: SharedAudio | None, diarization: Any) -> CentroidVoices | None:
+        """What the merge's second opinion (``witness.opinion``) compares doubtful stretches
+        with: the diarization's centroids, and the call's samples embedded here by the CAM++
+        model that made them (loaded once, on the CPU). The parent runs it because only here
+        do words, turns and audio meet: the workers see one engine's result each. None where
+        it cannot run: no audio here (Ray), a stereo call's channels, another embedding model,
+        no centroids, or ``[merge] second_opinion`` off."""
+        info = diarization.info if diarization is not None else None
+        if audio is None or not self.settings.merge.second_opinion or info is None \
+                or info.get("method") != "model" or info.get("embedding") != "campplus" or not diarization.centroids:
+            return None
+        if self._embed is None:
+            from witness.diarize.embedding import CamPlusPlusEmbedder
+
+            model = self.engine_jobs()["diarization"].models.embedding_path
+            self._embed = CamPlusPlusEmbedder(model, min_clean_seconds=OPINION_MIN_SECONDS).embed
+        return CentroidVoices(audio.open(), self._embed, diarization.centroids, OPINION_MIN_SECONDS)
 
     def _named_voices(self, transcript: Transcript) -> Transcript:
         """``transcript`` with the speakers that match an enrolled voice named by it, the
