@@ -180,6 +180,7 @@ SCHEMA: dict[str, dict[str, Allowed]] = {
     "merge": {
         "gap_tolerance": SECONDS, "repair": ANY, "blip_words": COUNT, "blip_seconds": SECONDS,
         "real_pause": SECONDS, "sentence_pause": SECONDS, "utterance_pause": SECONDS,
+        "interjections": ANY, "second_opinion": ANY, "opinion_margin": Allowed(low=0, high=2),  # a cosine gap
     },
     "output": {"formats": Allowed(choices=FORMATS)},
 }
