@@ -170,8 +170,9 @@ class Scores:
 
 
 def test_second_opinion_moves_a_doubtful_stretch_to_a_clearly_closer_voice():
-    # "Sunday is the best day." sits in a turn the diarization gave A, right at its edge.
-    words = [W(0.0, 0.4, "Fine."), W(1.0, 1.4, "Sunday"), W(1.4, 1.6, "is"), W(1.6, 1.8, "the"), W(1.8, 2.1, "best"),
+    # "…book, Sunday is the best day.": Whisper made one sentence of two speakers' words, and
+    # the diarization gave both turns (either side of the pause) to A.
+    words = [W(0.0, 0.4, "book,"), W(1.0, 1.4, "Sunday"), W(1.4, 1.6, "is"), W(1.6, 1.8, "the"), W(1.8, 2.1, "best"),
              W(2.1, 2.5, "day.")]
     turns = [Turn(0.0, 0.5, A), Turn(0.9, 2.6, A)]
     voices = Scores({0.0: {A: 0.8, B: 0.2}, 1.0: {A: 0.3, B: 0.75}})
@@ -182,6 +183,20 @@ def test_second_opinion_moves_a_doubtful_stretch_to_a_clearly_closer_voice():
     assert [w.speaker for w in near.words] == [A] * 6
     off = merge(words, turns, MergeOptions(second_opinion=False), voices=Scores({1.0: {A: 0.3, B: 0.75}}))
     assert [w.speaker for w in off.words] == [A] * 6 and off.opinions == 0
+
+
+def test_a_sentence_ending_where_the_speaker_changes_is_in_doubt():
+    # "Mend the coat before you go out." said by B inside A's turn, which ends as B's begins.
+    words = [W(0.5, 1.0, "Unless"), W(1.0, 1.5, "to"), W(1.5, 2.0, "be"), W(2.0, 2.5, "selfish."),
+             W(2.6, 2.9, "Mend"), W(2.9, 3.1, "the"), W(3.1, 3.4, "coat"), W(3.4, 3.7, "before"), W(3.7, 4.2, "out."),
+             W(6.0, 6.5, "Yes"), W(6.5, 7.0, "it"), W(7.0, 7.5, "is"), W(7.5, 8.0, "done.")]
+    turns = [Turn(0.4, 4.0, A), Turn(4.0, 8.5, B)]
+    voices = Scores({2.6: {A: 0.1, B: 0.8}})
+    result = merge(words, turns, voices=voices)
+    assert voices.asked == [(2.6, 4.2)]  # the sentences that neither start nor end at the change are trusted
+    assert [w.speaker for w in result.words] == [A] * 4 + [B] * 9
+    longest = merge(words, turns, MergeOptions(opinion_seconds=1.0), voices=Scores({2.6: {A: 0.1, B: 0.8}}))
+    assert longest.opinions == 0  # a stretch longer than opinion_seconds is trusted
 
 
 def test_second_opinion_asks_only_about_doubtful_stretches():

@@ -18,8 +18,8 @@
    turn (at least ``real_pause`` long) in which no word was placed goes to that speaker.
 4. **Second opinion** (``witness.opinion``, when the caller gives ``voices``). Each doubtful
    stretch (a run of one speaker's words inside a sentence, cut at pauses of ``real_pause``,
-   that is short, begins or ends at a turn edge, holds a word no turn overlapped, or shares
-   its sentence with another speaker) is embedded and compared with every speaker's voice;
+   of at most ``opinion_seconds``, that is short, begins or ends at a turn edge, holds a word
+   no turn overlapped, or shares its sentence with another speaker) is embedded and compared with every speaker's voice;
    it moves to a voice that beats its speaker's by ``opinion_margin``.
 5. **Group.** Consecutive words of one speaker form an utterance; an utterance also breaks
    at a pause of ``utterance_pause`` seconds. On a split stereo call (below) each party's
@@ -60,6 +60,7 @@ class MergeOptions:
     interjections: bool = True  # a short sentence just after a wordless turn is that turn's (step 3)
     second_opinion: bool = True  # doubtful stretches are embedded and compared with each voice (step 4)
     opinion_margin: float = 0.1  # cosine: a voice must beat the stretch's speaker by this much (step 4)
+    opinion_seconds: float = 4.0  # s: a longer stretch is not in doubt (step 4)
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,8 @@ def _second_looks(words: Sequence[Word], labels: list[str | None], heard: Sequen
         labels, counts["interjected"] = _moved(labels, interjections(words, labels, spans, turns, options))
     if voices is not None and options.second_opinion:
         opinion = second_opinion(words, labels, heard, spans, turns, voices, options.real_pause,
-                                 options.gap_tolerance, options.opinion_margin, options.blip_words)
+                                 options.gap_tolerance, options.opinion_margin, options.blip_words,
+                                 options.opinion_seconds)
         labels, counts["reopined"] = _moved(labels, opinion.labels)
         counts["opinions"] = opinion.asked
     return labels, counts
