@@ -33,17 +33,17 @@ def test_a_sentence_scores_highest_against_its_own_speakers_voice(sample_call, s
 
 @pytest.mark.usefixtures("default_models")
 def test_the_sample_call_gets_its_words_right(sample_call, tmp_path):
-    """Measured: 3 of 80 words on the wrong speaker (3.75%; 5.0% before this merge): the
-    first "Hello?" (the diarization heard Sheila; CAM++ leans to Diane by only 0.05), "and"
-    glued to Diane's sentence, and "so" (Sheila's, on Diane's next sentence). The second
-    "Hello?", timed by Whisper after Sheila's turn, is hers."""
+    """Measured: 2 of 80 words on the wrong speaker (2.5%; 5.0% before this merge): "and"
+    glued to Diane's sentence, and "so" (Sheila's, on Diane's next sentence). The first
+    "Hello?" (the diarization heard Sheila) is Diane's by the second opinion; the second,
+    timed by Whisper after Sheila's turn, is Sheila's by the interjection rule."""
     out = tmp_path / "out"
     result = CliRunner().invoke(main, [str(sample_call / "sample.wav"), "-o", str(out), "--format", "json"])
     assert result.exit_code == 0, result.stderr
     transcript = read_transcript(out / "sample.json")
     reference = words_from_stm(read_stm(sample_call / "sample.stm"))
     wder = score_words(reference, words_from_transcript(transcript))[1]
-    assert wder.wder <= 0.04, wder
-    sheila = next(k for k, v in wder.mapping.items() if v == "Sheila")
-    second_hello = next(w for w in transcript.words if w.text.strip(".?!,").lower() == "hello" and 7.5 < w.start < 8.5)
-    assert second_hello.speaker == sheila
+    assert wder.wder <= 0.03, wder
+    names = {hypothesis: reference for hypothesis, reference in wder.mapping.items()}
+    hellos = [w for w in transcript.words if w.text.strip(".?!,").lower() == "hello" and w.start < 8.5]
+    assert [names.get(w.speaker) for w in hellos[:2]] == ["Diane", "Sheila"]

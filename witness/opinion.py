@@ -27,6 +27,7 @@ from witness.transcript import Turn, Word
 
 OPINION_MIN_SECONDS = 0.25  # s: a shorter stretch is not embedded (a single digit, "Yes", lasts about this)
 OPINION_MAX_SECONDS = 1.5  # s: of a longer stretch only the middle is embedded (dev calls: as good as all of it)
+OPINION_PAD_SECONDS = 0.1  # s: Whisper's word edges are often a little off (the sample call's first "Hello?")
 
 
 class Voices(Protocol):
@@ -40,15 +41,16 @@ class CentroidVoices:
     """Cosine similarity of each region's embedding with each speaker's centroid.
 
     samples: (n,) float32 at 16 kHz. embed: (1, samples) float32 -> (1, dim) (NaN where too
-    short), e.g. ``CamPlusPlusEmbedder.embed``. centroids: (dim,) by speaker label. Regions
-    shorter than ``min_seconds`` are not embedded; of a longer one than ``max_seconds``,
-    only its middle ``max_seconds`` are."""
+    short), e.g. ``CamPlusPlusEmbedder.embed``. centroids: (dim,) by speaker label. Each
+    region is widened by ``pad`` s at both ends; one shorter than ``min_seconds`` is not
+    embedded, of one longer than ``max_seconds`` only its middle ``max_seconds`` are."""
 
     samples: np.ndarray
     embed: Callable[[np.ndarray], np.ndarray]
     centroids: Mapping[str, np.ndarray]
     min_seconds: float = OPINION_MIN_SECONDS
     max_seconds: float = OPINION_MAX_SECONDS
+    pad: float = OPINION_PAD_SECONDS
 
     def scores(self, regions: Sequence[tuple[float, float]]) -> list[Mapping[str, float] | None]:
         names = sorted(self.centroids)
@@ -57,6 +59,7 @@ class CentroidVoices:
         unit = np.stack([_unit(np.asarray(self.centroids[n], dtype=np.float64)) for n in names])
         out: list[Mapping[str, float] | None] = []
         for start, end in regions:
+            start, end = start - self.pad, end + self.pad
             cut = max(0.0, (end - start - self.max_seconds) / 2)
             start, end = start + cut, end - cut
             piece = self.samples[max(0, round(start * SAMPLE_RATE)):max(0, round(end * SAMPLE_RATE))]
