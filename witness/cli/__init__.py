@@ -53,9 +53,10 @@ class WitnessGroup(click.Group):
         """The command, then its helper processes reaped. Ctrl-C or SIGTERM: one line and exit
         130 or 143, once the run has cleaned up on its way out. A reader of stdout that went
         away (``witness models list | head -1``): quiet exit 141, as a tool killed by SIGPIPE."""
+        from witness.cli.options import STOP_KEY
         from witness.stop import StopSignals
 
-        stop = StopSignals()
+        stop = ctx.meta[STOP_KEY] = StopSignals()
         try:
             with stop.listening():
                 return self._invoke_with_one_line_errors(ctx)

@@ -14,6 +14,8 @@ from witness.config import CHANNEL_MODES, DEVICES, EMBEDDINGS, SEGMENTATIONS
 from witness.errors import WitnessError
 from witness.writers import FORMATS, HTML_AUDIO, check_outputs_free, output_paths, output_stems
 
+STOP_KEY = "witness.stop"  # ctx.meta: the StopSignals the command group listens with
+
 if TYPE_CHECKING:
     from witness.transcript import Transcript
 
@@ -82,6 +84,7 @@ def transcripts(ctx: click.Context, files: Sequence[Path], settings, sources, ou
     from witness.orchestrate import run
 
     failed = 0
+    stop = stop_signals(ctx)
 
     def report(error: WitnessError) -> None:
         nonlocal failed
@@ -95,6 +98,7 @@ def transcripts(ctx: click.Context, files: Sequence[Path], settings, sources, ou
 
         def jobs() -> Iterator[FileJob]:
             for source, path in given_as.items():
+                stop.check()
                 try:
                     check_outputs_free(outputs.get(path, []), overwrite)
                 except WitnessError as exc:
@@ -107,6 +111,7 @@ def transcripts(ctx: click.Context, files: Sequence[Path], settings, sources, ou
             jobs(), settings, sources, jobs=None if len(files) > 1 else 1, retries=0,
             progress=view.file, model_progress=view.model)))
         for result in results:
+            stop.check()  # a Ctrl-C that native code swallowed (PyAV's resampler) stops it before writing
             view.file_done(result.path, result.error is None, result.transcript.audio.duration if result.transcript else 0.0)
             path, error = given_as[result.path], result.error
             if error is not None:
@@ -117,6 +122,13 @@ def transcripts(ctx: click.Context, files: Sequence[Path], settings, sources, ou
                 yield path, result.transcript
     if failed:
         ctx.exit(2)
+
+
+def stop_signals(ctx: click.Context):
+    """The ``StopSignals`` the command group listens with (a fresh one when a command runs alone)."""
+    from witness.stop import StopSignals
+
+    return ctx.meta.get(STOP_KEY) or StopSignals()
 
 
 def parse_formats(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
