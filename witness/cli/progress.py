@@ -126,9 +126,9 @@ class ProgressView:
             self._estimate = (self._clock(), speed, left / speed)
         bar = self._files_bar()
         if bar is not None:
+            bar.set_postfix_str(self._postfix(), refresh=False)  # drawn with the count (never 6/6 with an ETA)
             bar.update(100 - self._done if self.single else 1)
             self._done = 100
-            bar.set_postfix_str(self._postfix())
 
     def finish(self) -> float:
         """Stop the clock, show the final speed and return the wall seconds it is over."""
