@@ -125,8 +125,9 @@ def _pieces(rel: str, speaker: str, samples: np.ndarray, words) -> list[Piece]:
         lo, hi = int(max(0, a - 800)), int(min(len(samples), b + 800))  # 50 ms of room each side
         inside = [w for w in words if a <= (w.start + w.end) / 2 * SAMPLE_RATE < b]
         text = " ".join(w.text.strip() for w in inside).strip()
-        if text:
-            out.append(Piece(rel, speaker, lo, hi, text, len(inside), speech_regions(samples[lo:hi], 0.15), False))
+        regions = speech_regions(samples[lo:hi], 0.15)
+        if text and regions:
+            out.append(Piece(rel, speaker, lo, hi, text, len(inside), regions, False))
     return out + short_words(rel, speaker, samples, words)
 
 

@@ -36,7 +36,7 @@ else any short word with quiet on both sides). An ordinary call never repeats a 
 long as its speakers' material allows (251 of the 261 speakers have one 14 s utterance: most
 2-speaker calls last 0.5-1 min, calls with the 10-utterance speakers or more people several
 minutes); across calls of a part a recording is used 3 times at most. The long calls must
-repeat each speaker's recordings (up to 5 times) once they are used up: ``repeated_share``
+repeat each speaker's recordings (tune: up to 5 times; check: up to 8, its 30 minutes about 4 times over) once they are used up: ``repeated_share``
 says how much, and repeated audio makes clustering easier than real.
 
 Speakers are split by speaker (sex-balanced, seeded): tune only on ``tune``. Each call's
@@ -61,8 +61,9 @@ from witness.audio import SAMPLE_RATE, load_audio, write_wav
 VERSION = "v1"
 TURN_MERGE_GAP = 0.25
 SPEAKER_COUNTS = ([2, 3, 4, 5, 6], [0.6, 0.15, 0.13, 0.06, 0.06])
-# part: (minutes of ordinary calls, long call minutes, long call speakers, share of speakers)
-PARTS = {"tune": (70.0, 15.0, 8, 0.55), "check": (40.0, 30.0, 10, 0.45)}
+# part: (minutes of ordinary calls, long call minutes, long call speakers, share of speakers,
+# how often the long call may repeat a recording: its speakers have 1-2 minutes each)
+PARTS = {"tune": (70.0, 15.0, 8, 0.55, 5), "check": (40.0, 30.0, 10, 0.45, 8)}
 
 
 def default_out() -> Path:
@@ -298,13 +299,13 @@ def make_call(folder: Path, uri: str, speakers: list[str], material: Material, i
 
 def make_part(part: str, out: Path, material: Material, info: dict, prints: dict, seed: int, root: Path,
               scale: float = 1.0) -> list[dict]:
-    minutes, long_minutes, long_speakers, _ = PARTS[part]
+    minutes, long_minutes, long_speakers, _, long_repeats = PARTS[part]
     minutes, long_minutes = minutes * scale, long_minutes * scale
     folder = out / part
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng([seed, 2, list(PARTS).index(part)])
     speakers = choose_speakers(long_speakers, material, info, prints, rng, richest=True)
-    entries = [make_call(folder, f"{part}_long", speakers, material, info, long_minutes * 60, 5, rng, root)]
+    entries = [make_call(folder, f"{part}_long", speakers, material, info, long_minutes * 60, long_repeats, rng, root)]
     print(f"  {part}_long: {entries[0]['duration'] / 60:.1f} min, {long_speakers} speakers", flush=True)
     total = 0.0
     while total < minutes * 60:
@@ -343,6 +344,9 @@ def main() -> None:
         mine = [e for e in entries if e["part"] == part]
         (args.out / part / "index.json").write_text(json.dumps(
             {"version": VERSION, "seed": args.seed, "part": part, "speakers": split[part], "calls": mine}, indent=1))
+    root_index = args.out / "index.json"
+    kept = json.loads(root_index.read_text())["calls"] if root_index.exists() else []
+    entries = [e for e in kept if e["part"] not in args.parts.split(",")] + entries  # parts not rewritten stay
     index = {"version": VERSION, "seed": args.seed, "source": "resemble-ai/Resemblyzer audio_data (LibriSpeech)",
              "parts": split, "calls": entries}
     (args.out / "index.json").write_text(json.dumps(index, indent=1))
