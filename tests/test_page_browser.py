@@ -71,8 +71,11 @@ def seeked_to(page, time: float) -> bool:
     """Whether the next seek (waited for) landed on ``time``: the page holds times to the millisecond, and
     Chromium reports a position on the 16 kHz call's samples, up to one sample (62.5 µs) either
     side of the rounded time (16.521999 for 16.522 has been seen)."""
-    page.wait_for_function("window.seeks.length > 0")  # the event is a task of its own, after the click's
-    landed = page.evaluate("(() => { const t = window.seeks.pop(); window.seeks = []; return t; })()")
+    landed = page.evaluate("""() => new Promise(resolve => {  // the event is a task of its own, after the click's
+        const take = () => { const t = window.seeks.pop(); window.seeks = []; resolve(t); };
+        if (window.seeks.length) take();
+        else document.getElementById('audio').addEventListener('seeking', take, {once: true});
+    })""")
     return abs(landed - round(time, 3)) <= 1 / 16000
 
 
