@@ -203,8 +203,10 @@ def test_the_keys(page, transcript):
     page.keyboard.press("Shift+ArrowLeft")
     assert page.evaluate(f"{audio}.currentTime") == pytest.approx(0.0)
     page.evaluate(f"{audio}.currentTime = {transcript.utterances[4].start + 0.2}")
+    record_seeks(page)
     page.keyboard.press("ArrowDown")
-    assert paused_time(page) == pytest.approx(transcript.utterances[5].start, abs=0.5)
+    assert seeked_to(page, transcript.utterances[5].start) and page.evaluate(f"!{audio}.paused")
+    page.evaluate(f"{audio}.pause()")
     page.keyboard.press("]")
     assert page.evaluate(f"{audio}.playbackRate") == 1.25
     page.keyboard.press("?")
