@@ -25,9 +25,10 @@ class SleepingEngines:
 
     names = ("asr", "diarization")
 
-    def __init__(self, mode: str, crash: dict[str, int] | None = None):
+    def __init__(self, mode: str, crash: dict[str, int] | None = None, follow: tuple[str, int] | None = None):
         self.mode = mode
         self.crash = crash or {}  # engine name -> the job its workers die on (0: every job)
+        self.follow = follow  # (a folder, jobs): diarization job n ends after ASR job n + 1 starts
         self.workers: dict[str, Worker] = {}
         self.decoded: dict[str, float] = {}  # path -> when it was decoded
         self.shared: list[str] = []  # the decoded audio files it made
@@ -49,6 +50,9 @@ class SleepingEngines:
             seconds = ASR_SECONDS if name == "asr" else DIARIZATION_SECONDS
             if name in self.crash:
                 self.workers[name] = Worker(name, crashing_engine, (sleeping_engine, self.crash[name], seconds))
+            elif self.follow:
+                marks = (self.follow[0], None) if name == "asr" else (None, self.follow)
+                self.workers[name] = Worker(name, sleeping_engine, (seconds, *marks))
             else:
                 self.workers[name] = Worker(name, sleeping_engine, (seconds,))
             self.log.append(("start", name))
@@ -69,9 +73,10 @@ class SleepingEngines:
 
 
 def run(mode: str, paths: list[str], jobs: int, retries: int = 1, keep_workers: bool = True,
-        crash: dict[str, int] | None = None):
-    """[(result, when it came)] for ``paths`` through a flow."""
-    engines = SleepingEngines(mode, crash)
+        crash: dict[str, int] | None = None, follow: str | None = None):
+    """[(result, when it came)] for ``paths`` through a flow; ``follow``: a folder through which
+    each diarization job but the last waits for the next ASR job to start."""
+    engines = SleepingEngines(mode, crash, (follow, len(paths)) if follow else None)
     try:
         flow = Flow(engines, jobs, retries, keep_workers)
         out = [(r, time.time()) for r in flow.run(FileJob(p) for p in paths)]
@@ -84,8 +89,10 @@ def intervals(results) -> dict[tuple[str, str], tuple[float, float]]:
     return {(r.path, name): span for r, _ in results if r.transcript for name, span in r.transcript.engines.items()}
 
 
-def test_parallel_whisper_runs_ahead_while_earlier_files_are_diarized():
-    engines, results = run("parallel", ["a", "b", "c"], jobs=3)
+def test_parallel_whisper_runs_ahead_while_earlier_files_are_diarized(tmp_path):
+    """Each diarization job waits (a minute at most) for the next ASR job to start: a flow that
+    pipelines passes at once whatever the workers' start-up times; one that does not cannot."""
+    engines, results = run("parallel", ["a", "b", "c"], jobs=3, follow=str(tmp_path))
     assert [r.path for r, _ in results] == ["a", "b", "c"] and all(r.error is None for r, _ in results)
     spans = intervals(results)
     # pipelined: b (and c) are transcribed before a's diarization is over

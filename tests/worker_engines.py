@@ -21,13 +21,29 @@ def refusing_engine():
     return run
 
 
-def sleeping_engine(seconds: float):
-    """Works ``seconds`` per job and says when: (start, end) on time.time()'s clock."""
+def sleeping_engine(seconds: float, marks: str | None = None, follow: tuple[str, int] | None = None):
+    """Works ``seconds`` per job and says when: (start, end) on time.time()'s clock.
+
+    ``marks``: a folder where the start of job n is marked (a file named n). ``follow``: (such
+    a folder, the number of jobs): job n, but the last, ends only once mark n + 1 is there (a
+    minute at most), so the marking engine's next job has started before this one ends, however
+    long the processes took to start."""
     import time
+    from pathlib import Path
+
+    jobs = 0
 
     def run(audio, progress):
+        nonlocal jobs
+        jobs += 1
         start = time.time()
+        if marks:
+            (Path(marks) / str(jobs)).touch()
         time.sleep(seconds)
+        if follow and jobs < follow[1]:
+            deadline = time.monotonic() + 60
+            while not (Path(follow[0]) / str(jobs + 1)).exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
         return start, time.time()
 
     return run
