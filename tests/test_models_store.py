@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import http.server
 import threading
-import time
 
 import pytest
 
@@ -29,12 +28,13 @@ def isolated_cache(tmp_path, monkeypatch):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     data = PAYLOAD
-    stall = False
+    stall = False  # answer only once ``released`` is set (at the test's end): a server that hangs
+    released = threading.Event()
     ranges_seen: list = []
 
     def do_GET(self):  # noqa: N802 (http.server's name)
         if self.stall:
-            time.sleep(3)
+            self.released.wait(60)
         rng = self.headers.get("Range")
         Handler.ranges_seen.append(rng)
         start = int(rng.split("=")[1].rstrip("-")) if rng else 0
@@ -52,8 +52,9 @@ def server():
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    Handler.stall, Handler.ranges_seen = False, []
+    Handler.stall, Handler.ranges_seen, Handler.released = False, [], threading.Event()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/m.bin"
+    Handler.released.set()
     httpd.shutdown()
 
 
