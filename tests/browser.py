@@ -58,6 +58,12 @@ def open_page(context, html: Path):
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(html.resolve().as_uri())
     page.wait_for_selector("html[data-ready]")
-    page.wait_for_function("document.getElementById('audio').readyState >= 1")
+    # the audio's length: an event to wait on (a polled string predicate would need the eval the
+    # page's content security policy forbids, and fail whenever the audio is not loaded at once)
+    page.evaluate("""() => new Promise(resolve => {
+        const audio = document.getElementById('audio');
+        if (audio.readyState >= 1) resolve();
+        else audio.addEventListener('loadedmetadata', () => resolve(), {once: true});
+    })""")
     assert not errors, errors
     return page

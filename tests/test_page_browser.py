@@ -22,6 +22,7 @@ from witness.page import to_html
 from witness.page.audio import embedded, linked
 
 expect = pytest.importorskip("playwright.sync_api").expect
+expect.set_options(timeout=60_000)  # how long a check may wait for the page: a limit for a loaded machine
 
 LABELS = {"Diane": "SPEAKER_00", "Sheila": "SPEAKER_01"}  # name shown -> label the run gave
 
