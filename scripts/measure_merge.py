@@ -82,6 +82,10 @@ def diarization_timer():
     return seconds
 
 
+def _group(speakers: int) -> str:
+    return "2 speakers" if speakers <= 2 else "3-4 speakers" if speakers <= 4 else "5+ speakers"
+
+
 def wder(transcript: Transcript, stm: Path, utterances) -> tuple[float, float]:
     reference = words_from_stm(read_stm(stm))
     hypothesis = words_from_transcript(replace(transcript, utterances=utterances))
@@ -102,24 +106,27 @@ def main() -> None:
     embedder.embed(np.full((1, 16000), 0.01, dtype=np.float32))  # the session loads here, not in a timing
     diarize = diarization_timer() if args.cost else None
     print(f"{'call':14s} " + " ".join(f"{name:>17s}" for name in VARIANTS) + "   opinion s / diarization s")
-    totals = {name: [] for name in VARIANTS}
+    groups: dict[str, dict[str, list]] = {}  # "2 speakers" / "3-4 speakers" / "5+ speakers" -> variant -> rows
     for call in calls:
         transcript = read_transcript(cache / f"{call.stem}.json")
         words = [replace(w, speaker=None) for w in transcript.words]
         samples = load_audio(call).samples
         voices = CentroidVoices(samples, embedder.embed, dict(np.load(cache / f"{call.stem}.npz")))
         cells, seconds = [], 0.0
+        group = _group(len({s.speaker for s in read_stm(call.with_suffix(".stm"))}))
         for name, (options, ask) in VARIANTS.items():
             start = time.perf_counter()
             merged = merge(words, transcript.exclusive_turns, options, voices if ask else None)
             seconds = time.perf_counter() - start if ask else seconds
             joined, each = wder(transcript, call.with_suffix(".stm"), merged.utterances)
-            totals[name].append((joined, each))
+            groups.setdefault(group, {n: [] for n in VARIANTS})[name].append((joined, each))
             cells.append(f"{100 * joined:7.2f}/{100 * each:6.2f}%")
         print(f"{call.stem:14s} " + " ".join(f"{c:>17s}" for c in cells)
               + (f"   {seconds:.2f} / {diarize(samples):.2f}" if diarize else f"   {seconds:.2f} / -"))
-    print(f"{'mean':14s} " + " ".join(
-        f"{100 * np.mean([j for j, _ in v]):7.2f}/{100 * np.mean([e for _, e in v]):6.2f}%" for v in totals.values()))
+    for group, totals in sorted(groups.items()):
+        print(f"{'mean ' + group:14s} " + " ".join(
+            f"{100 * np.mean([j for j, _ in v]):7.2f}/{100 * np.mean([e for _, e in v]):6.2f}%" for v in totals.values())
+            + f"   ({len(next(iter(totals.values())))} calls)")
     print("(WDER: digit runs joined / each digit a word)")
 
 
