@@ -16,11 +16,13 @@
    late, just after the turn it was said in. A sentence of at most ``blip_words`` words and
    ``blip_seconds`` that begins within ``gap_tolerance`` after the end of another speaker's
    turn (at least ``real_pause`` long) in which no word was placed goes to that speaker.
-4. **Second opinion** (``witness.opinion``, when the caller gives ``voices``). Each doubtful
-   stretch (a run of one speaker's words inside a sentence, cut at pauses of ``real_pause``,
-   of at most ``opinion_seconds``, that is short, begins or ends at a turn edge, holds a word
-   no turn overlapped, or shares its sentence with another speaker) is embedded and compared with every speaker's voice;
-   it moves to a voice that beats its speaker's by ``opinion_margin``.
+4. **Second opinion** (``witness.opinion``, when the caller gives ``voices``). A stretch is
+   a run of one speaker's words inside a sentence, cut at pauses of ``real_pause``. One of at
+   most ``opinion_seconds`` is in doubt when it is unattributed or holds a word no turn
+   overlapped, when its sentence is short (``blip_words``) or lies in more than one turn, or
+   when a change of speaker lies within ``gap_tolerance`` of its start or end. Each doubtful
+   stretch is embedded and compared with every speaker's voice; it moves to a voice that
+   beats its own speaker's by ``opinion_margin``.
 5. **Group.** Consecutive words of one speaker form an utterance; an utterance also breaks
    at a pause of ``utterance_pause`` seconds. On a split stereo call (below) each party's
    words are grouped on their own, so one party's backchannel over the other's sentence
@@ -43,7 +45,6 @@ from witness.opinion import Voices, second_opinion
 from witness.transcript import Turn, Utterance, Word, speakers_in_order
 
 SENTENCE_END = (".", "?", "!", "…", "。", "？", "！")
-CLOSING = "\"')]»”’"
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,7 @@ def sentences(words: Sequence[Word], sentence_pause: float) -> list[range]:
     spans, start = [], 0
     for i, word in enumerate(words):
         last = i == len(words) - 1
-        if last or word.text.rstrip(CLOSING).endswith(SENTENCE_END) or words[i + 1].start - word.end >= sentence_pause:
+        if last or word.text.rstrip("\"')]»”’").endswith(SENTENCE_END) or words[i + 1].start - word.end >= sentence_pause:
             spans.append(range(start, i + 1))
             start = i + 1
     return spans
