@@ -165,7 +165,9 @@ def test_split_is_forced_and_a_bad_mode_is_one_line(sample_audio, default_models
     config = tmp_path / "c.toml"
     config.write_text('[diarization]\nchannels = "both"\n')
     result = run("diarize", dual, "--config", config)
-    assert result.exit_code != 0 and "channels = 'both'" in result.stderr and result.stdout == ""
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (f"witness: {config}: setting 'diarization.channels' must be one of auto, mix, split, "
+                             'not "both"\n')
 
 
 @pytest.mark.parametrize("mode", ["auto", "split"])
