@@ -27,7 +27,7 @@ from typing import Callable, Iterator, Sequence
 
 from witness import __version__
 from witness.config import Settings
-from witness.errors import InputError, WitnessError
+from witness.errors import InputError, WitnessError, internal_error
 from witness.fileio import sha256_file
 from witness.flow import FileJob, FileResult
 from witness.manifest import MANIFEST_NAME, Manifest, ManifestRow
@@ -203,6 +203,8 @@ class _Batch:
             probe(item.input)
         except InputError as exc:
             return exc.message
+        except Exception as exc:  # a bug or a decoder's failure: this file fails, the others go on
+            return internal_error(exc, item.input).message
         foreign = [out for out in item.outputs if out not in self.ours and (self.out_dir / out).exists()]
         if foreign and not self.force:
             return (f"{self.out_dir / foreign[0]} already exists and was not written by witness batch "
@@ -233,6 +235,7 @@ class _Batch:
         item, row = self.pending.pop(result.path)
         row = replace(row, attempts=result.attempts, wall_time=round(result.seconds, 3), finished=_now())
         if result.error is not None:
+            self.stop.check()  # an error that follows a stop signal native code swallowed is the stop
             self._record(replace(row, error=result.error.message))
             return
         duration = result.transcript.audio.duration
@@ -245,6 +248,8 @@ class _Batch:
                               PageSource(Path(item.input), self.html_audio))
             except WitnessError as exc:
                 row = replace(row, status="failed", outputs=(), error=exc.message)
+            except Exception as exc:  # a bug in a writer: this file fails, the others go on
+                row = replace(row, status="failed", outputs=(), error=internal_error(exc, item.input).message)
             self._record(row)
 
     def _record(self, row: ManifestRow) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 
 class WitnessError(Exception):
@@ -43,3 +46,10 @@ class ModelNotHere(ModelError):
     def __init__(self, name: str, hint: str, offline: bool):
         self.name, self.hint, self.offline = name, hint, offline
         super().__init__(f"model {name} is not here{' and witness is offline' if offline else ''}: {hint}")
+
+
+def internal_error(exc: BaseException, path: str | Path | None) -> WitnessError:
+    """An unexpected exception (a bug, a library's failure) as one file's error: one line,
+    its traceback in the debug log (``--debug``), so the other files of a run go on."""
+    log.debug("%s: internal error", path, exc_info=exc)
+    return WitnessError(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", path)

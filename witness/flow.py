@@ -10,8 +10,9 @@ diarization, file after file) while the next file is decoded.
 
 A worker that dies of a signal is replaced by a fresh one on demand: the file it was
 working on is retried up to ``retries`` times, the files queued behind it are resubmitted
-without counting a try. Any other failure (bad audio, an engine error, a second death)
-ends that file with its error and the flow goes on.
+without counting a try. Any other failure (bad audio, an engine error, a second death,
+an unexpected error while decoding or merging) ends that file with its error and the flow
+goes on.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol
 
-from witness.errors import InputError, WitnessError
+from witness.errors import InputError, WitnessError, internal_error
 from witness.progress import FileProgress
 from witness.transcript import AudioMeta, Transcript
 from witness.workers import Event, Job, SharedAudio, Worker, WorkerDied, wait_any
@@ -80,6 +81,18 @@ class Host(Protocol):
 
     def transcript(self, meta: AudioMeta, results: dict[str, Any], timings: dict[str, float],
                    audio: SharedAudio | None = None) -> Transcript: ...
+
+
+def merged(host: Host, path: str, meta: AudioMeta, results: dict[str, Any], timings: dict[str, float],
+           audio: SharedAudio | None = None) -> tuple[Transcript | None, WitnessError | None]:
+    """(the file's transcript, None) from ``host.transcript``, or (None, the error) when the
+    merge fails: a bug there (an engine's odd result) fails this file, not the run."""
+    try:
+        return host.transcript(meta, results, timings, audio), None
+    except WitnessError as exc:
+        return None, exc
+    except Exception as exc:
+        return None, internal_error(exc, path)
 
 
 @dataclass
@@ -149,6 +162,8 @@ class Flow:
         except OSError as exc:
             error = InputError(f"cannot read ({exc.strerror or exc})", job.path)
             return FileResult(job.path, None, error, 0, time.perf_counter() - start)
+        except Exception as exc:  # a bug or a decoder's failure: this file fails, the others go on
+            return FileResult(job.path, None, internal_error(exc, job.path), 0, time.perf_counter() - start)
         self._files[job.path] = _File(job.path, meta, audio, time.perf_counter() - start, results=given)
         return None
 
@@ -249,10 +264,11 @@ class Flow:
         attempts = max(f.tries.values(), default=0)
         engines = f.answered - f.started if f.started is not None else 0.0
         error = next((f.errors[n] for n in self.engines.names if n in f.errors), None)
+        if error is None:
+            transcript, error = merged(self.engines, f.path, f.meta, f.results,
+                                       {"decode": f.decode_seconds, "engines": engines}, f.audio)
         if error is not None:
             return FileResult(f.path, None, error, attempts, f.decode_seconds + engines)
-        transcript = self.engines.transcript(f.meta, f.results, {"decode": f.decode_seconds, "engines": engines},
-                                             f.audio)
         return FileResult(f.path, transcript, None, attempts, transcript.timings["total"])
 
     def _release_idle(self, more_files: bool) -> None:

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from witness.config import Settings
 from witness.errors import InputError, ModelError, UsageError, WitnessError
-from witness.flow import FileJob, FileResult
+from witness.flow import FileJob, FileResult, merged
 from witness.progress import Progress
 from witness.transcript import AudioMeta
 
@@ -350,8 +350,8 @@ class _Pool:
         if answer.error is not None:
             return FileResult(job.path, None, answer.error, tries if answer.engines_ran else 0, seconds)
         meta = replace(answer.meta, path=job.path)  # the input as found, as locally
-        transcript = self.host.transcript(meta, dict(answer.results), dict(answer.timings))
-        return FileResult(job.path, transcript, None, tries, seconds)
+        transcript, error = merged(self.host, job.path, meta, dict(answer.results), dict(answer.timings))
+        return FileResult(job.path, transcript, error, tries, seconds)
 
     def close(self) -> None:
         for actor in self.actors:

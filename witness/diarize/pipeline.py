@@ -73,7 +73,8 @@ class DiarizationOutput:
     timings: seconds per stage (segmentation and embedding overlap in time: "streaming" is
         their joint wall time), and "total".
     centroids: each speaker's cluster centroid, (dim,) float32 by label: the mean of the
-        embeddings clustering gave that speaker (what known voices are matched against).
+        embeddings clustering gave that speaker (what known voices are matched against);
+        a speaker none of whose speech could be embedded (a file under a second) has none.
     """
 
     turns: tuple[Turn, ...]
@@ -148,6 +149,12 @@ def _blas_threads(threads: int | None) -> AbstractContextManager:
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=threads, user_api="blas")
+
+
+def _embedded(centroid: np.ndarray) -> bool:
+    """Whether ``centroid`` is a print: clustering gives a speaker with no embedding a zero
+    (or NaN) centroid, whose cosine similarity with any voice is NaN."""
+    return bool(np.isfinite(centroid).all() and np.any(centroid))
 
 
 def _capped(found: int, kept: int, bounds: SpeakerBounds) -> bool:
@@ -286,8 +293,8 @@ class Diarizer:
         turns, exclusive = clip_turns(result.turns, duration), clip_turns(result.exclusive_turns, duration)
         timings["reconstruction"] = time.perf_counter() - began
         report("reconstruction", 1, 1)
-        centroids = {label: clusters.centroids[k].astype(np.float32)
-                     for k, label in enumerate(result.labels) if label is not None and k < clusters.num_clusters}
+        centroids = {label: clusters.centroids[k].astype(np.float32) for k, label in enumerate(result.labels)
+                     if label is not None and k < clusters.num_clusters and _embedded(clusters.centroids[k])}
         return SpeakerTurns(turns, exclusive, clusters.found, timings, centroids)
 
     def embed_pieces(self, signal: np.ndarray, progress: Progress | None = None) -> PieceEmbeddings:
