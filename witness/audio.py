@@ -106,6 +106,16 @@ def decode_to_file(path: str | Path, dest: str | Path,
     return info, sink.length
 
 
+def decoded_bytes(info: AudioInfo, stereo: bool = False) -> int:
+    """About the bytes ``decode_to_file`` writes for ``info``'s file, from its header (0 when
+    it gives no duration): the float32 mono mix, and with ``stereo`` a two-channel file's
+    channels too."""
+    if not info.declared_duration:
+        return 0
+    samples = math.ceil(info.declared_duration * SAMPLE_RATE * 1.01) + SAMPLE_RATE
+    return samples * 4 * (3 if stereo and info.channels == 2 else 1)
+
+
 def stereo_view(path: str | Path, length: int, writable: bool = False) -> np.ndarray:
     """The two channels ``decode_to_file`` wrote to ``path``: a (2, length) float32 view of
     the interleaved file (mapped, not read)."""
@@ -281,9 +291,10 @@ class _FileSink:
         self.loud = 0
 
     def append(self, block: np.ndarray) -> None:
-        block.mean(axis=0, dtype=np.float32).tofile(self.out)
+        # file.write, not ndarray.tofile: a full disk is then OSError(ENOSPC), not an errno-less OSError
+        self.out.write(block.mean(axis=0, dtype=np.float32).tobytes())
         if self.stereo is not None:
-            np.ascontiguousarray(block[:2].T).tofile(self.stereo)
+            self.stereo.write(np.ascontiguousarray(block[:2].T).tobytes())
         self.length += block.shape[1]
 
 

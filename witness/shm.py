@@ -2,23 +2,36 @@
 
 Each file is ``<folder>/<prefix><pid>-<random>.f32``: the folder is /dev/shm where it can
 be written (memory), else the temp folder; ``$WITNESS_SHARED_AUDIO_DIR`` and
-``$WITNESS_SHARED_AUDIO_PREFIX`` choose others (tests use a private folder). The process
-that makes a file holds a shared ``flock`` on it until it removes it. A process killed
-outright (SIGKILL, out of memory) cannot remove its files, so every new file first reaps
-the stale ones: those whose owner process is gone and whose lock nobody holds.
+``$WITNESS_SHARED_AUDIO_PREFIX`` choose others (tests use a private folder). Shared memory
+can be small (64 MB in a default Docker container, an hour of audio is 230 MB), so a file's
+folder is chosen for its size (``folder_for``): the shared one when it has room, else the
+disk-backed temp folder (the page cache keeps it in memory all the same), else NoRoom.
+
+The process that makes a file holds a shared ``flock`` on it until it removes it. A
+process killed outright (SIGKILL, out of memory) cannot remove its files, so every new
+file first reaps the stale ones: those whose owner process is gone and whose lock nobody
+holds.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import logging
 import os
 import tempfile
 from pathlib import Path
+
+from witness.errors import WitnessError
+
+log = logging.getLogger(__name__)
 
 FOLDER_ENV = "WITNESS_SHARED_AUDIO_DIR"
 PREFIX_ENV = "WITNESS_SHARED_AUDIO_PREFIX"
 DEFAULT_PREFIX = "witness-audio-"
 SUFFIX = ".f32"
+FULL = (errno.ENOSPC, errno.EDQUOT)  # a write's errno when its folder has no room
+MB = 10**6
 
 _held: dict[str, int] = {}  # path -> the open, locked descriptor of a file this process made
 
@@ -31,10 +44,55 @@ def place() -> tuple[Path, str]:
     return Path(folder), os.environ.get(PREFIX_ENV) or DEFAULT_PREFIX
 
 
-def new_file() -> str:
-    """A new, empty file for decoded samples, locked by this process (stale files of
-    killed runs are reaped first)."""
-    folder, prefix = place()
+class NoRoom(WitnessError):
+    """No folder can hold a file's decoded audio (the input is not to blame)."""
+
+    def __init__(self, path: str | Path, size: int, folders: list[Path]):
+        room = ", ".join(f"{f} has {free_bytes(f) / MB:.1f} MB free" for f in folders)
+        needed = f" ({size / MB:.1f} MB needed)" if size else ""
+        super().__init__(f"no room for its decoded audio{needed}: {room}; free some, or set {FOLDER_ENV} "
+                         "to a folder with room", path)
+
+
+def disk_folder() -> Path:
+    """The disk-backed folder decoded audio goes to when shared memory has no room."""
+    return Path(tempfile.gettempdir())
+
+
+def folders() -> list[Path]:
+    """The folders decoded audio may go to, in order: the shared one, then the disk's."""
+    shared = place()[0]
+    return [shared] if shared.resolve() == disk_folder().resolve() else [shared, disk_folder()]
+
+
+def folder_for(size: int, path: str | Path, after: Path | None = None) -> Path:
+    """The first of ``folders()`` (after ``after``, one that filled up) with room for ``size``
+    bytes of ``path``'s decoded audio (0: unknown, the first); a move off shared memory is
+    said with -v; NoRoom when none has room."""
+    order = folders()
+    for folder in order[order.index(after) + 1:] if after is not None else order:
+        if free_bytes(folder) >= size:
+            if folder != order[0]:
+                log.info("%s: %s has no room for its decoded audio (%.1f MB needed, %.1f MB free): using %s",
+                         path, order[0], size / MB, free_bytes(order[0]) / MB, folder)
+            return folder
+    raise NoRoom(path, size, order)
+
+
+def free_bytes(folder: Path) -> int:
+    """Bytes this process may still write in ``folder`` (or the nearest folder above it
+    that exists: it is made on first use)."""
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    stat = os.statvfs(folder)
+    return stat.f_bavail * stat.f_frsize
+
+
+def new_file(folder: Path | None = None) -> str:
+    """A new, empty file for decoded samples in ``folder`` (default: the shared one),
+    locked by this process (stale files of killed runs are reaped first)."""
+    shared, prefix = place()
+    folder = folder or shared
     folder.mkdir(parents=True, exist_ok=True)
     reap(folder, prefix)
     fd, path = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}-", suffix=SUFFIX, dir=folder)

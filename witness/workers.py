@@ -52,7 +52,7 @@ class SharedAudio:
 
     @classmethod
     def create(cls, samples: np.ndarray) -> "SharedAudio":
-        path = shm.new_file()
+        path = shm.new_file(shm.folder_for(samples.size * 4, "samples"))
         with open(path, "wb") as f:
             np.asarray(samples, dtype=np.float32).tofile(f)
         return cls(path, int(len(samples)))
@@ -60,15 +60,33 @@ class SharedAudio:
     @classmethod
     def decode(cls, source: str | Path, stereo: bool = False) -> tuple[AudioInfo, "SharedAudio"]:
         """``source`` decoded straight into shared memory (it is never whole in this
-        process); InputError for bad audio, and nothing left behind. ``stereo``: keep a
-        two-channel file's channels as well (a call may have one party per channel)."""
+        process), or into the disk's temp folder where shared memory has no room for it
+        (``shm.folder_for``; a folder that fills up while it is written is left for the
+        next); InputError for bad audio, NoRoom when no folder can hold it, and nothing
+        left behind. ``stereo``: keep a two-channel file's channels as well (a call may
+        have one party per channel)."""
+        from witness.audio import decoded_bytes, probe
+
+        size = decoded_bytes(probe(source), stereo)
+        folder = shm.folder_for(size, source)
+        while True:
+            try:
+                return cls._decode_in(folder, source, stereo)
+            except OSError as exc:
+                if exc.errno not in shm.FULL:
+                    raise
+                log.info("%s: %s filled up while its decoded audio was written", source, folder)
+                folder = shm.folder_for(size, source, after=folder)
+
+    @classmethod
+    def _decode_in(cls, folder: Path, source: str | Path, stereo: bool) -> tuple[AudioInfo, "SharedAudio"]:
         from witness.audio import decode_to_file
 
         paths: list[str] = []
         try:  # to the return: a Ctrl-C once a file exists (the second being made, one dropped) leaves none
-            paths.append(shm.new_file())
+            paths.append(shm.new_file(folder))
             if stereo:
-                paths.append(shm.new_file())
+                paths.append(shm.new_file(folder))
             info, length = decode_to_file(source, *paths)
             if stereo and info.channels != 2:
                 shm.remove(paths[1])
@@ -269,6 +287,7 @@ def _answer_jobs(name: str, factory: Callable[..., Any], args: tuple, inbox, eve
         except WitnessError as exc:  # the same kind (exit code), naming the file the job was for
             events.send(Event("error", job.key, type(exc)(exc.message, exc.path or job.key)))
         except Exception as exc:  # a bug or a library error: reported, the worker lives on
+            log.debug("%s failed", name, exc_info=exc)  # the traceback, with --debug
             events.send(Event("error", job.key, WitnessError(f"{name} failed: {type(exc).__name__}: {exc}", job.key)))
 
 
