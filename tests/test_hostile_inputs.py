@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +86,7 @@ class Row:
     line: str
     files: frozenset[str] | None = None
     environ: dict = field(default_factory=dict)
+    patch: Callable[[Env, pytest.MonkeyPatch], None] | None = None  # a fake probe (free space) for the row
 
 
 def _huge(e: Env, value: float) -> Path:
@@ -173,7 +175,28 @@ ROWS = {
     # --- 8: options where users put them
     "-q after the file": Row(lambda e: [*e.merge_only(_nan(e)), "-o", e.out, "-q", "--format", "txt"], 0,
                              r"witness: \S+/nan\.wav: 3 NaN/Inf samples replaced by silence", frozenset({"nan.txt"})),
+    # --- issue 23, 2: shared memory too small for the decoded audio (a 64 MB Docker /dev/shm)
+    "shared memory without room": Row(lambda e: [*e.merge_only(e.sample), "-o", e.out], 0, "",
+                                      frozenset({"sample.txt", "sample.json"}), patch=lambda e, m: _room(e, m, 1, None)),
+    "no room for the decoded audio anywhere": Row(
+        lambda e: [*e.merge_only(e.sample), "-o", e.out], 1,
+        r"witness: \S+/sample\.wav: no room for its decoded audio \(2\.0 MB needed\): \S+/shm has 1\.0 MB free, "
+        r"\S+/disk has 1\.0 MB free; free some, or set WITNESS_SHARED_AUDIO_DIR to a folder with room", frozenset(),
+        patch=lambda e, m: _room(e, m, 1, 1)),
 }
+
+
+def _room(e: Env, monkeypatch, shared_mb: float | None, disk_mb: float | None) -> None:
+    """Decoded audio goes to ``e.tmp/shm`` (shared memory) or ``e.tmp/disk`` (the temp
+    folder), which the free-space probe says hold ``shared_mb`` and ``disk_mb`` MB (None:
+    what they really hold); the files are real."""
+    monkeypatch.setenv(shm.FOLDER_ENV, str(e.tmp / "shm"))
+    (e.tmp / "disk").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(e.tmp / "disk"))
+    real = shm.free_bytes
+    faked = {e.tmp / "shm": shared_mb, e.tmp / "disk": disk_mb}
+    monkeypatch.setattr(shm, "free_bytes", lambda folder: real(folder) if faked.get(folder) is None
+                        else int(faked[folder] * shm.MB))
 
 
 def _truncated(e: Env) -> Path:
@@ -201,6 +224,8 @@ def _flac(e: Env) -> Path:
 @pytest.mark.parametrize("row", ROWS.values(), ids=ROWS.keys())
 def test_matrix(row: Row, env: Env, monkeypatch):
     _refuse_read_only_folders_as_root(monkeypatch)
+    if row.patch is not None:
+        row.patch(env, monkeypatch)
     result = run(*row.args(env), env=row.environ)
     assert result.exit_code == row.code, result.stderr
     lines = result.stderr.splitlines()
@@ -432,3 +457,137 @@ def test_a_killed_run_leaves_no_audio_and_no_partial_output(command, clip, tmp_p
     assert sorted(p.name for p in out.iterdir() if p.suffix != ".jsonl" and not p.name.startswith(".")) == [
         "clip.json", "clip.txt"]
 
+
+
+# --- issue 23 ------------------------------------------------------------------------------
+
+
+class _FillsUp:
+    """An open file in a folder that has ``room`` bytes left: a write past them fails as a
+    full tmpfs's does."""
+
+    def __init__(self, file, room: int):
+        self.file, self.room = file, room
+
+    def write(self, data) -> int:
+        self.room -= len(data)
+        if self.room < 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return self.file.write(data)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.file.close()
+
+
+def test_decoded_audio_shared_memory_cannot_hold_goes_to_disk_and_the_transcript_is_the_same(env: Env, monkeypatch):
+    """The free-space probe says shared memory has 1 MB (the call needs 2): the audio goes to
+    the temp folder, -v says so, and the outputs are those of a run with room. Then a
+    shared memory that the probe says has room but fills up while the audio is written."""
+    roomy = run(*env.merge_only(env.sample), "-o", env.tmp / "roomy", "--format", "txt,json")
+    assert roomy.exit_code == 0, roomy.stderr
+    _room(env, monkeypatch, 1, None)
+    shared, disk = env.tmp / "shm", env.tmp / "disk"
+    moved = run("-v", *env.merge_only(env.sample), "-o", env.out, "--format", "txt,json")
+    assert moved.exit_code == 0, moved.stderr
+    assert (f"witness: {env.sample}: {shared} has no room for its decoded audio (2.0 MB needed, 1.0 MB free): "
+            f"using {disk}") in moved.stderr.splitlines()
+    assert (env.out / "sample.txt").read_text() == (env.tmp / "roomy" / "sample.txt").read_text()
+    utterances = [json.loads((folder / "sample.json").read_text())["utterances"] for folder in (env.out, env.tmp / "roomy")]
+    assert utterances[0] == utterances[1]
+    assert list(shared.glob("*.f32")) == list(disk.glob("*.f32")) == []
+
+    import witness.audio
+
+    monkeypatch.setattr(shm, "free_bytes", lambda folder: 10**9)  # room, says the probe
+    monkeypatch.setattr(witness.audio, "open", lambda path, mode="r": _FillsUp(open(path, mode), 10**6)
+                        if Path(path).parent == shared else open(path, mode), raising=False)
+    full = run("-v", *env.merge_only(env.sample), "-o", env.tmp / "full", "--format", "txt")
+    assert full.exit_code == 0, full.stderr
+    assert f"witness: {env.sample}: {shared} filled up while its decoded audio was written" in full.stderr
+    assert (env.tmp / "full" / "sample.txt").read_text() == (env.tmp / "roomy" / "sample.txt").read_text()
+    assert list(shared.glob("*.f32")) == list(disk.glob("*.f32")) == []
+
+
+def test_a_batch_puts_the_audio_shared_memory_cannot_hold_on_disk(clip, models_dir, tmp_path, monkeypatch):
+    """Shared memory that holds one decoded file of the two in flight, as a 64 MB /dev/shm
+    holds one of two 10-minute calls (the probe counts what is in the folder against a
+    limit; the files are real): the second goes to disk, and both are done."""
+    shared, disk, calls = tmp_path / "shm", tmp_path / "disk", tmp_path / "calls"
+    for folder in (disk, calls):
+        folder.mkdir()
+    monkeypatch.setenv(shm.FOLDER_ENV, str(shared))
+    monkeypatch.setattr(tempfile, "tempdir", str(disk))
+    limit = 400_000  # bytes: one 4 s clip decoded (256 kB; 323 kB with the estimate's margin), not two
+    real = shm.free_bytes
+    monkeypatch.setattr(shm, "free_bytes", lambda folder: limit - sum(p.stat().st_size for p in shared.glob("*.f32"))
+                        if folder == shared else real(folder))
+    for name in ("a.wav", "b.wav"):
+        shutil.copy(clip, calls / name)
+    result = run("-v", "batch", calls, "-o", tmp_path / "out", "--no-diarize", "--models-dir", models_dir)
+    assert result.exit_code == 0, result.stderr
+    assert [line for line in result.stderr.splitlines() if "no room" in line] == [
+        f"witness: {calls / 'b.wav'}: {shared} has no room for its decoded audio (0.3 MB needed, 0.1 MB free): "
+        f"using {disk}"]
+    with Manifest(tmp_path / "out" / MANIFEST_NAME) as manifest:
+        assert [(Path(r.input).name, r.status) for r in manifest.rows()] == [("a.wav", "ok"), ("b.wav", "ok")]
+    assert list(shared.glob("*.f32")) == list(disk.glob("*.f32")) == []
+
+
+def _enroll_diane(sample_call, models_dir) -> None:
+    result = run("enroll", "Diane", sample_call / "sample.wav", "--speaker", "SPEAKER_00", "--models-dir", models_dir)
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_very_short_file_with_a_voice_enrolled_is_transcribed_and_does_not_stop_a_batch(
+        clip, sample_call, models_dir, tmp_path):
+    """0.3 s (and 0.1 s) of speech: too short for an embedding, so its speaker has no print
+    to score against the voice (it scored NaN, and the batch stopped at that file)."""
+    _enroll_diane(sample_call, models_dir)
+    speech = load_audio(sample_call / "sample.wav").samples[10 * RATE:]
+    short = encode(speech[None, : int(0.3 * RATE)].copy(), RATE, tmp_path / "short.wav", "pcm_f32le", "wav", RATE)
+    single = run(short, "--models-dir", models_dir, "-q")
+    assert single.exit_code == 0, single.stderr
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    shutil.copy(clip, calls / "a.wav")
+    encode(speech[None, : int(0.1 * RATE)].copy(), RATE, calls / "b.wav", "pcm_f32le", "wav", RATE)
+    shutil.copy(clip, calls / "c.wav")
+    result = run("batch", calls, "-o", tmp_path / "out", "--models-dir", models_dir, "-q")
+    assert result.exit_code == 0, result.stderr
+    with Manifest(tmp_path / "out" / MANIFEST_NAME) as manifest:
+        assert [(Path(r.input).name, r.status) for r in manifest.rows()] == [
+            ("a.wav", "ok"), ("b.wav", "ok"), ("c.wav", "ok")]
+
+
+def test_an_unexpected_error_in_one_file_is_recorded_and_the_batch_goes_on(clip, models_dir, tmp_path, monkeypatch):
+    """A bug that shows on one file only (injected into the merge, where the NaN scores
+    were): that file's row, its line and the summary say so, its traceback is in the debug
+    log, the files after it are done, and the exit code says a file failed."""
+    from witness.orchestrate import Orchestrator
+
+    real = Orchestrator.transcript
+
+    def transcript(self, meta, results, timings):
+        if Path(meta.path).name == "b.wav":
+            raise RuntimeError("a bug that shows on b.wav")
+        return real(self, meta, results, timings)
+
+    monkeypatch.setattr(Orchestrator, "transcript", transcript)
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    for name in ("a.wav", "b.wav", "c.wav"):
+        shutil.copy(clip, calls / name)
+    result = run("--debug", "batch", calls, "-o", tmp_path / "out", "--no-diarize", "--models-dir", models_dir)
+    assert result.exit_code == 2, result.stderr
+    error = "internal error: RuntimeError: a bug that shows on b.wav (run with --debug for details)"
+    with Manifest(tmp_path / "out" / MANIFEST_NAME) as manifest:
+        assert [(Path(r.input).name, r.status, r.error) for r in manifest.rows()] == [
+            ("a.wav", "ok", None), ("b.wav", "failed", error), ("c.wav", "ok", None)]
+    lines = result.stderr.splitlines()
+    assert f"witness: {calls / 'b.wav'}: {error}" in lines
+    assert "RuntimeError: a bug that shows on b.wav" in lines and "Traceback (most recent call last):" in lines
+    assert "  files ok          2" in lines and "  files failed      1" in lines
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.suffix == ".txt") == ["a.txt", "c.txt"]
