@@ -112,6 +112,10 @@ def _long_name(e: Env, length: int) -> list:
     return [*e.merge_only(e.copy(name)), "-o", e.out, "--format", "json"]
 
 
+_IS_INPUT = (r"witness: \S+/out/{out}: is an input \({input}\): an output never replaces an input, whatever "
+             r"--overwrite or --force say; choose another -o folder")
+
+
 NAME = 250  # bytes: an input name this long gets "x…x.json" (251) and a temp name of ~265
 ROWS = {
     # --- what already worked, and must keep working
@@ -183,7 +187,35 @@ ROWS = {
         r"witness: \S+/sample\.wav: no room for its decoded audio \(2\.0 MB needed\): \S+/shm has 1\.0 MB free, "
         r"\S+/disk has 1\.0 MB free; free some, or set WITNESS_SHARED_AUDIO_DIR to a folder with room", frozenset(),
         patch=lambda e, m: _room(e, m, 1, 1)),
+    # --- issue 23, 3: an output that is an input, whatever the flags
+    "an output that is the input (--overwrite)": Row(
+        lambda e: [*e.merge_only(_in_out(e, "call.txt")), "-o", e.out, "--format", "txt", "--overwrite"], 2,
+        _IS_INPUT.format(out="call.txt", input=r"\S+/out/call\.txt"), frozenset({"call.txt"})),
+    "an output hard-linked to the input": Row(
+        lambda e: [*e.merge_only(_in_out(e, "call.txt", os.link)), "-o", e.out, "--format", "txt", "--overwrite"], 2,
+        _IS_INPUT.format(out="call.txt", input=r"\S+/call\.wav"), frozenset({"call.txt"})),
+    "an output that is a symlink to the input": Row(
+        lambda e: [*e.merge_only(_in_out(e, "call.txt", os.symlink)), "-o", e.out, "--format", "txt", "--overwrite"],
+        2, _IS_INPUT.format(out="call.txt", input=r"\S+/call\.wav"), frozenset({"call.txt"})),
+    "--words that is an output (--overwrite)": Row(
+        lambda e: [e.sample, "--words", _in_out(e, "sample.json", source=e.words), "--turns", e.turns, "-o", e.out,
+                   "--format", "json", "--overwrite"], 2,
+        _IS_INPUT.format(out="sample.json", input=r"\S+/out/sample\.json"), frozenset({"sample.json"})),
+    "batch: an output that is the input (--force)": Row(
+        lambda e: ["batch", _in_out(e, "call.txt"), "-o", e.out, "--format", "txt", "--force", "--models-dir", e.models],
+        2, _IS_INPUT.format(out="call.txt", input=r"\S+/out/call\.txt"), frozenset({"call.txt"})),
 }
+
+
+def _in_out(e: Env, name: str, link: Callable | None = None, source: Path | None = None) -> Path:
+    """An input that is also the output ``e.out/name``: that file, a copy of ``source`` (the
+    sample call); or with ``link``, a copy of the call outside (call.wav) that
+    ``e.out/name`` links to (``os.link``, ``os.symlink``)."""
+    e.out.mkdir()
+    if link is None:
+        return Path(shutil.copy(source or e.sample, e.out / name))
+    link(e.copy("call.wav"), e.out / name)
+    return e.tmp / "call.wav"
 
 
 def _room(e: Env, monkeypatch, shared_mb: float | None, disk_mb: float | None) -> None:
@@ -591,3 +623,13 @@ def test_an_unexpected_error_in_one_file_is_recorded_and_the_batch_goes_on(clip,
     assert "RuntimeError: a bug that shows on b.wav" in lines and "Traceback (most recent call last):" in lines
     assert "  files ok          2" in lines and "  files failed      1" in lines
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.suffix == ".txt") == ["a.txt", "c.txt"]
+
+
+@pytest.mark.parametrize("name", [name for name in ROWS if "is the input" in name or "to the input" in name
+                                  or "is an output" in name])
+def test_an_input_that_would_be_an_output_is_left_as_it_was(name: str, env: Env):
+    """The rows above, and the input afterwards: its bytes, whatever link led to it."""
+    result = run(*ROWS[name].args(env))
+    assert result.exit_code == 2, result.stderr
+    kept = env.out / ("sample.json" if "--words" in name else "call.txt")
+    assert kept.read_bytes() == (env.words if "--words" in name else env.sample).read_bytes()

@@ -10,6 +10,7 @@ outputs or none, each atomically, so an interrupted run leaves only complete fil
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
@@ -205,6 +206,28 @@ def check_outputs_free(paths: Sequence[Path], overwrite: bool) -> None:
     taken = [p for p in paths if p.exists()]
     if taken and not overwrite:
         raise UsageError("already exists (pass --overwrite to replace it)", taken[0])
+
+
+def check_not_inputs(outputs: Iterable[str | Path], inputs: Iterable[str | Path]) -> None:
+    """Refuse, before any work and whatever ``--overwrite`` or ``--force`` say, an output
+    that is one of ``inputs`` (the same file, also through a link or a hard link):
+    UsageError naming both."""
+    ids: dict[tuple[int, int], str | Path] = {}
+    for path in inputs:
+        try:
+            stat = os.stat(path)
+        except OSError:  # not there (or standard input): nothing an output could replace
+            continue
+        ids.setdefault((stat.st_dev, stat.st_ino), path)
+    for path in outputs:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        source = ids.get((stat.st_dev, stat.st_ino))
+        if source is not None:
+            raise UsageError(f"is an input ({source}): an output never replaces an input, whatever --overwrite "
+                             "or --force say; choose another -o folder", path)
 
 
 def write_outputs(transcript: Transcript, paths: Sequence[Path], page: PageSource | None = None) -> list[Path]:

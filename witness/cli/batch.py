@@ -14,7 +14,7 @@ from witness.cli.options import (
 from witness.cli.progress import ProgressView, enabled
 from witness.config import load_settings
 from witness.fileio import check_output_folder
-from witness.writers import FORMATS
+from witness.writers import FORMATS, check_not_inputs
 
 EXAMPLES = """
 \b
@@ -84,6 +84,7 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors
     settings = apply_voices(apply_engine_options(load_settings(config_file), **engine), voices)
     items = find_items(inputs, formats or settings.output.formats, settings_hash(settings, not no_diarize))
     check_output_folder(output_dir)
+    check_not_inputs([output_dir / out for item in items for out in item.outputs], [item.input for item in items])
     quiet = quiet or bool(ctx.find_root().params.get("quiet"))
     view = _View(items, enabled(ctx) and not quiet, 1 if no_diarize else 2)
     stopped_by = None

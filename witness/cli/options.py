@@ -12,7 +12,7 @@ from witness.asr.ladder import ladder_help
 from witness.cli.progress import ProgressView, enabled
 from witness.config import CHANNEL_MODES, DEVICES, EMBEDDINGS, SEGMENTATIONS
 from witness.errors import WitnessError
-from witness.writers import FORMATS, HTML_AUDIO, check_outputs_free, output_paths, output_stems
+from witness.writers import FORMATS, HTML_AUDIO, check_not_inputs, check_outputs_free, output_paths, output_stems
 
 STOP_KEY = "witness.stop"  # ctx.meta: the StopSignals the command group listens with
 
@@ -58,9 +58,11 @@ def check_models_dir(models_dir: str | Path | None) -> None:
             raise click.UsageError(f"{hint} {value}: no such folder")
 
 
-def output_files(files: Sequence[Path], output_dir: Path | None, formats: Sequence[str]) -> dict[Path, list[Path]]:
+def output_files(files: Sequence[Path], output_dir: Path | None, formats: Sequence[str],
+                 also_read: Sequence[Path | None] = ()) -> dict[Path, list[Path]]:
     """Each FILE's outputs in ``output_dir`` (made and tried first; two inputs with the same
-    name but another extension keep it); none without ``-o``."""
+    name but another extension keep it); none without ``-o``. UsageError when an output is
+    one of the FILES or of ``also_read`` (``--words``, ``--turns``)."""
     from witness.cli.stdin import STDIN, STDIN_NAME
     from witness.fileio import check_output_folder
 
@@ -68,7 +70,10 @@ def output_files(files: Sequence[Path], output_dir: Path | None, formats: Sequen
         return {}
     folder = check_output_folder(output_dir)
     stems = output_stems([STDIN_NAME if str(f) == STDIN else f.name for f in files])
-    return {f: output_paths(stem, folder, formats) for f, stem in zip(files, stems)}
+    outputs = {f: output_paths(stem, folder, formats) for f, stem in zip(files, stems)}
+    check_not_inputs([p for paths in outputs.values() for p in paths],
+                     [f for f in (*files, *also_read) if f is not None and str(f) != STDIN])
+    return outputs
 
 
 def transcripts(ctx: click.Context, files: Sequence[Path], settings, sources, outputs: Mapping[Path, list[Path]],

@@ -74,7 +74,7 @@ def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, html_a
 
     turns = turns_file or (not no_diarize and words_file is None)  # --words alone: words only, as given
     sources = Sources(words=words_file or True, turns=turns)
-    outputs = output_files(files, output_dir, formats)
+    outputs = output_files(files, output_dir, formats, (words_file, turns_file))
     labels = {name: label for label, name in speaker_names.items()}
     for path, transcript in transcripts(ctx, files, settings, sources, outputs, overwrite):
         page = PageSource(Path(transcript.audio.path), html_audio, labels)  # the file decoded (for -, its copy)
