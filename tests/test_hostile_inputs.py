@@ -172,6 +172,20 @@ ROWS = {
                                                   environ={"WITNESS_MODELS_DIR": "/nonexistent/models"}),
     "diarize --models-dir that does not exist": Row(lambda e: ["diarize", e.sample, "--models-dir", e.tmp / "none"], 2,
                                                     r"witness: --models-dir \S+/none: no such folder"),
+    # issue 23, 6: every command that takes a models folder, either way
+    "batch --models-dir that does not exist": Row(lambda e: ["batch", e.sample, "-o", e.out, "--models-dir", e.tmp / "none"],
+                                                  2, r"witness: --models-dir \S+/none: no such folder", None),
+    "doctor with WITNESS_MODELS_DIR that does not exist": Row(
+        lambda e: ["doctor"], 2, r"witness: WITNESS_MODELS_DIR /nonexistent/models: no such folder",
+        environ={"WITNESS_MODELS_DIR": "/nonexistent/models"}),
+    "enroll --models-dir that does not exist": Row(lambda e: ["enroll", "Diane", e.sample, "--models-dir", e.tmp / "none"],
+                                                   2, r"witness: --models-dir \S+/none: no such folder"),
+    "models path --models-dir that does not exist": Row(
+        lambda e: ["models", "path", "tiny.en", "--models-dir", e.tmp / "none"], 2,
+        r"witness: --models-dir \S+/none: no such folder"),
+    "models list with WITNESS_MODELS_DIR that does not exist": Row(
+        lambda e: ["models", "list"], 2, r"witness: WITNESS_MODELS_DIR /nonexistent/models: no such folder",
+        environ={"WITNESS_MODELS_DIR": "/nonexistent/models"}),
     "--speaker-names for nobody": Row(lambda e: [*e.merge_only(e.sample), "-o", e.out, "--speaker-names",
                                                  "SPEAKER_05=Bob"], 0,
                                       r"witness: \S+/sample\.wav: --speaker-names: no speaker SPEAKER_05 here "

@@ -13,8 +13,16 @@ import click
 
 from witness.cli.progress import ProgressView, enabled
 
+def _checked_models_dir(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """``value``, once it and $WITNESS_MODELS_DIR (which the store reads itself) are folders."""
+    from witness.cli.options import check_models_dir
+
+    check_models_dir(value)
+    return value
+
+
 models_dir_option = click.option(
-    "--models-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), envvar="WITNESS_MODELS_DIR",
+    "--models-dir", type=click.Path(file_okay=False, path_type=Path), callback=_checked_models_dir,
     help="Folder searched first for model files (also $WITNESS_MODELS_DIR); for machines without network.",
 )
 
