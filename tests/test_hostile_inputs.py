@@ -216,7 +216,7 @@ ROWS = {
                    "--format", "json", "--overwrite"], 2,
         _IS_INPUT.format(out="sample.json", input=r"\S+/out/sample\.json"), frozenset({"sample.json"})),
     "batch: an output that is the input (--force)": Row(
-        lambda e: ["batch", _in_out(e, "call.txt"), "-o", e.out, "--format", "txt", "--force", "--models-dir", e.models],
+        lambda e: ["batch", _in_out(e, "call.txt"), "-o", e.out, "--format", "txt", "--force"],
         2, _IS_INPUT.format(out="call.txt", input=r"\S+/out/call\.txt"), frozenset({"call.txt"})),
 }
 
@@ -557,7 +557,7 @@ def test_decoded_audio_shared_memory_cannot_hold_goes_to_disk_and_the_transcript
     assert list(shared.glob("*.f32")) == list(disk.glob("*.f32")) == []
 
 
-def test_a_batch_puts_the_audio_shared_memory_cannot_hold_on_disk(clip, models_dir, tmp_path, monkeypatch):
+def test_a_batch_puts_the_audio_shared_memory_cannot_hold_on_disk(clip, tmp_path, monkeypatch):
     """Shared memory that holds one decoded file of the two in flight, as a 64 MB /dev/shm
     holds one of two 10-minute calls (the probe counts what is in the folder against a
     limit; the files are real): the second goes to disk, and both are done."""
@@ -572,7 +572,7 @@ def test_a_batch_puts_the_audio_shared_memory_cannot_hold_on_disk(clip, models_d
                         if folder == shared else real(folder))
     for name in ("a.wav", "b.wav"):
         shutil.copy(clip, calls / name)
-    result = run("-v", "batch", calls, "-o", tmp_path / "out", "--no-diarize", "--models-dir", models_dir)
+    result = run("-v", "batch", calls, "-o", tmp_path / "out", "--no-diarize")
     assert result.exit_code == 0, result.stderr
     assert [line for line in result.stderr.splitlines() if "no room" in line] == [
         f"witness: {calls / 'b.wav'}: {shared} has no room for its decoded audio (0.3 MB needed, 0.1 MB free): "
@@ -582,33 +582,33 @@ def test_a_batch_puts_the_audio_shared_memory_cannot_hold_on_disk(clip, models_d
     assert list(shared.glob("*.f32")) == list(disk.glob("*.f32")) == []
 
 
-def _enroll_diane(sample_call, models_dir) -> None:
-    result = run("enroll", "Diane", sample_call / "sample.wav", "--speaker", "SPEAKER_00", "--models-dir", models_dir)
+def _enroll_diane(sample_call) -> None:
+    result = run("enroll", "Diane", sample_call / "sample.wav", "--speaker", "SPEAKER_00")
     assert result.exit_code == 0, result.stderr
 
 
 def test_a_very_short_file_with_a_voice_enrolled_is_transcribed_and_does_not_stop_a_batch(
-        clip, sample_call, models_dir, tmp_path):
+        clip, sample_call, default_models, tmp_path):
     """0.3 s (and 0.1 s) of speech: too short for an embedding, so its speaker has no print
     to score against the voice (it scored NaN, and the batch stopped at that file)."""
-    _enroll_diane(sample_call, models_dir)
+    _enroll_diane(sample_call)
     speech = load_audio(sample_call / "sample.wav").samples[10 * RATE:]
     short = encode(speech[None, : int(0.3 * RATE)].copy(), RATE, tmp_path / "short.wav", "pcm_f32le", "wav", RATE)
-    single = run(short, "--models-dir", models_dir, "-q")
+    single = run(short, "-q")
     assert single.exit_code == 0, single.stderr
     calls = tmp_path / "calls"
     calls.mkdir()
     shutil.copy(clip, calls / "a.wav")
     encode(speech[None, : int(0.1 * RATE)].copy(), RATE, calls / "b.wav", "pcm_f32le", "wav", RATE)
     shutil.copy(clip, calls / "c.wav")
-    result = run("batch", calls, "-o", tmp_path / "out", "--models-dir", models_dir, "-q")
+    result = run("batch", calls, "-o", tmp_path / "out", "-q")
     assert result.exit_code == 0, result.stderr
     with Manifest(tmp_path / "out" / MANIFEST_NAME) as manifest:
         assert [(Path(r.input).name, r.status) for r in manifest.rows()] == [
             ("a.wav", "ok"), ("b.wav", "ok"), ("c.wav", "ok")]
 
 
-def test_an_unexpected_error_in_one_file_is_recorded_and_the_batch_goes_on(clip, models_dir, tmp_path, monkeypatch):
+def test_an_unexpected_error_in_one_file_is_recorded_and_the_batch_goes_on(clip, tmp_path, monkeypatch):
     """A bug that shows on one file only (injected into the merge, where the NaN scores
     were): that file's row, its line and the summary say so, its traceback is in the debug
     log, the files after it are done, and the exit code says a file failed."""
@@ -626,7 +626,7 @@ def test_an_unexpected_error_in_one_file_is_recorded_and_the_batch_goes_on(clip,
     calls.mkdir()
     for name in ("a.wav", "b.wav", "c.wav"):
         shutil.copy(clip, calls / name)
-    result = run("--debug", "batch", calls, "-o", tmp_path / "out", "--no-diarize", "--models-dir", models_dir)
+    result = run("--debug", "batch", calls, "-o", tmp_path / "out", "--no-diarize")
     assert result.exit_code == 2, result.stderr
     error = "internal error: RuntimeError: a bug that shows on b.wav (run with --debug for details)"
     with Manifest(tmp_path / "out" / MANIFEST_NAME) as manifest:
