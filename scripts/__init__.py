@@ -3,6 +3,7 @@
 Whole runs of ``witness`` (``process_tree``, the shared harness, runs one and samples its processes):
     end_to_end               how right is the transcript? WER and WDER on calls with a reference
     measure_memory           does memory grow with a file's length, or over a long batch?
+    measure_small_shm        a long call through a 64 MB shared-memory folder: cost, same transcript?
     measure_threads          does each process run the threads the plan gives it?
     bench_plan               engines side by side or in turn? (the README's GPU table)
     bench_batch              one `witness batch`, or one `witness FILE` process per file?

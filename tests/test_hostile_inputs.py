@@ -616,10 +616,10 @@ def test_an_unexpected_error_in_one_file_is_recorded_and_the_batch_goes_on(clip,
 
     real = Orchestrator.transcript
 
-    def transcript(self, meta, results, timings):
+    def transcript(self, meta, results, timings, audio=None):
         if Path(meta.path).name == "b.wav":
             raise RuntimeError("a bug that shows on b.wav")
-        return real(self, meta, results, timings)
+        return real(self, meta, results, timings, audio)
 
     monkeypatch.setattr(Orchestrator, "transcript", transcript)
     calls = tmp_path / "calls"
