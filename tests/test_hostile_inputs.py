@@ -183,6 +183,9 @@ ROWS = {
     "models path --models-dir that does not exist": Row(
         lambda e: ["models", "path", "tiny.en", "--models-dir", e.tmp / "none"], 2,
         r"witness: --models-dir \S+/none: no such folder"),
+    "a config's [models] dir that does not exist": Row(
+        lambda e: [*e.merge_only(e.sample), "--config", _config(e, '[models]\ndir = "/nonexistent/models"\n')], 2,
+        r"witness: the config's \[models\] dir /nonexistent/models: no such folder"),
     "models list with WITNESS_MODELS_DIR that does not exist": Row(
         lambda e: ["models", "list"], 2, r"witness: WITNESS_MODELS_DIR /nonexistent/models: no such folder",
         environ={"WITNESS_MODELS_DIR": "/nonexistent/models"}),
@@ -230,6 +233,12 @@ def _in_out(e: Env, name: str, link: Callable | None = None, source: Path | None
         return Path(shutil.copy(source or e.sample, e.out / name))
     link(e.copy("call.wav"), e.out / name)
     return e.tmp / "call.wav"
+
+
+def _config(e: Env, text: str) -> Path:
+    path = e.tmp / "witness.toml"
+    path.write_text(text)
+    return path
 
 
 def _room(e: Env, monkeypatch, shared_mb: float | None, disk_mb: float | None) -> None:

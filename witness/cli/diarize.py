@@ -91,7 +91,7 @@ def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speaker
     settings = apply_voices(settings, voices)
     if output_dir is None and fmt == "json" and len(files) > 1:
         raise click.BadParameter("several files as JSON need -o DIR", param_hint="--format")
-    check_models_dir(settings.models.dir)
+    check_models_dir(settings.models.dir, "--models-dir" if models_dir is not None else "the config's [models] dir")
     _run(ctx, files, settings, fmt, output_dir, overwrite)
 
 

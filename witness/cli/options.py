@@ -49,11 +49,12 @@ def check_device(device: str | None) -> None:
             f"{', '.join(short_name(p) for p in available)}); {INSTALL_HINT}, or use --device auto")
 
 
-def check_models_dir(models_dir: str | Path | None) -> None:
-    """UsageError when --models-dir or $WITNESS_MODELS_DIR names no folder."""
+def check_models_dir(models_dir: str | Path | None, given_as: str = "--models-dir") -> None:
+    """UsageError when ``models_dir`` (the option, or a config file's ``[models] dir``: as
+    ``given_as`` says) or $WITNESS_MODELS_DIR names no folder."""
     import os
 
-    for value, hint in ((models_dir, "--models-dir"), (os.environ.get("WITNESS_MODELS_DIR"), "WITNESS_MODELS_DIR")):
+    for value, hint in ((models_dir, given_as), (os.environ.get("WITNESS_MODELS_DIR"), "WITNESS_MODELS_DIR")):
         if value and not Path(value).expanduser().is_dir():
             raise click.UsageError(f"{hint} {value}: no such folder")
 
@@ -296,5 +297,5 @@ def apply_engine_options(settings, model=None, language=None, num_speakers=None,
     models = {k: v for k, v in (("dir", models_dir), ("offline", offline)) if v is not None}
     if models:
         s = replace(s, models=replace(s.models, **{k: str(v) if k == "dir" else v for k, v in models.items()}))
-    check_models_dir(s.models.dir)
+    check_models_dir(s.models.dir, "--models-dir" if models_dir is not None else "the config's [models] dir")
     return s
