@@ -39,10 +39,12 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from itertools import accumulate
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from witness.opinion import Voices, second_opinion
 from witness.transcript import Turn, Utterance, Word, speakers_in_order
+
+if TYPE_CHECKING:  # witness.opinion loads numpy: every command (--help too) imports this module
+    from witness.opinion import Voices
 
 SENTENCE_END = (".", "?", "!", "…", "。", "？", "！")
 
@@ -110,6 +112,8 @@ def _second_looks(words: Sequence[Word], labels: list[str | None], heard: Sequen
     if options.interjections:
         labels, counts["interjected"] = _moved(labels, interjections(words, labels, spans, turns, options))
     if voices is not None and options.second_opinion:
+        from witness.opinion import second_opinion
+
         opinion = second_opinion(words, labels, heard, spans, turns, voices, options.real_pause,
                                  options.gap_tolerance, options.opinion_margin, options.blip_words,
                                  options.opinion_seconds)
