@@ -474,18 +474,16 @@ def test_a_batch_reports_files_that_fail_at_once_before_the_files_ahead_of_them(
         f"witness: {tmp_path / 'empty.wav'}: is empty (0 bytes)"]
 
 
-def _workers(pid: int) -> list:
-    """The engine workers (spawned processes, not multiprocessing's resource tracker) of ``pid``."""
+def _at_work(pid: int, audio: Path) -> bool:
+    """Whether a worker of ``pid`` has mapped the decoded audio in ``audio``: past its start-up,
+    working on the file (whose outputs the parent writes only after the worker is done)."""
     import psutil
 
-    found = []
     try:
-        for child in psutil.Process(pid).children():
-            if "resource_tracker" not in " ".join(child.cmdline()):
-                found.append(child)
+        return any(m.path.startswith(str(audio)) for child in psutil.Process(pid).children()
+                   for m in child.memory_maps())
     except psutil.Error:  # the run, or that child, already gone
-        pass
-    return found
+        return False
 
 
 @pytest.mark.parametrize("command", [[], ["batch"]], ids=["witness FILE", "witness batch"])
@@ -497,10 +495,10 @@ def test_a_killed_run_leaves_no_audio_and_no_partial_output(command, clip, tmp_p
     proc = subprocess.Popen([sys.executable, "-m", "witness", *args], env=environ, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 120
-    while not (audio.exists() and any(audio.iterdir()) and _workers(proc.pid)):  # decoded, and a worker is up
+    while not _at_work(proc.pid, audio):
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
-        time.sleep(0.05)
-    proc.kill()  # the job needs the worker to load Whisper first: nothing can be written yet
+        time.sleep(0.01)
+    proc.kill()  # Whisper is at work on the clip: its words cannot be back and written yet
     stderr = proc.communicate(timeout=60)[1]
     assert not group_alive(proc.pid, 60.0), "a worker outlived its killed parent"
     assert stderr == ""  # no traceback from a worker, no leaked-semaphore warning
