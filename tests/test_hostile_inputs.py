@@ -392,7 +392,8 @@ def test_a_damaged_model_is_one_line(env: Env):
     result = run(env.sample, "--model", damaged, "--no-diarize")
     assert result.exit_code == 1
     assert result.stderr == (f"witness: {damaged}: not a complete ggml Whisper model (truncated?): file ends "
-                             "inside the data of tensor 'encoder.positional_embedding'\n")
+                             "inside the data of tensor 'encoder.positional_embedding'; get a whole copy again "
+                             "(download or convert it), or choose another --model\n")
 
 
 # --- batch -------------------------------------------------------------------------------
