@@ -324,7 +324,7 @@ class Orchestrator:
         with: the diarization's centroids, and the call's samples embedded here by the CAM++
         model that made them (loaded once, on the CPU). The parent runs it because only here
         do words, turns and audio meet: the workers see one engine's result each. None where
-        it cannot run: no audio here (Ray), a stereo call's channels, another embedding model,
+        it cannot run: no audio (a Ray driver that could not read the file), a stereo call's channels, another embedding model,
         no centroids, or ``[merge] second_opinion`` off."""
         info = diarization.info if diarization is not None else None
         if audio is None or not self.settings.merge.second_opinion or info is None \

@@ -1,7 +1,8 @@
 """A batch's files through a pool of Ray actors (``witness batch --ray ADDRESS``).
 
 The driver (this process) does what it does locally: the plan, the models resolved once
-(``orchestrate.resolve_models``), the merge, every output and every manifest row. Each
+(``orchestrate.resolve_models``), the merge (it decodes the call itself only for the merge's
+second opinion), every output and every manifest row. Each
 actor is a long-lived Ray worker process that builds the engines the local workers build
 (``orchestrate.ENGINE_FACTORIES``, from the same jobs) on its first file and keeps them: it
 reads the input itself from the path it is given (a filesystem every node mounts at the
@@ -350,8 +351,25 @@ class _Pool:
         if answer.error is not None:
             return FileResult(job.path, None, answer.error, tries if answer.engines_ran else 0, seconds)
         meta = replace(answer.meta, path=job.path)  # the input as found, as locally
-        transcript, error = merged(self.host, job.path, meta, dict(answer.results), dict(answer.timings))
+        audio = self._audio_for_merge(job)
+        try:
+            transcript, error = merged(self.host, job.path, meta, dict(answer.results), dict(answer.timings), audio)
+        finally:
+            if audio is not None:
+                audio.unlink()
         return FileResult(job.path, transcript, error, tries, seconds)
+
+    def _audio_for_merge(self, job: FileJob) -> SharedAudio | None:
+        """The call decoded here too when the merge's second opinion may embed some of it (the
+        actors' audio stays on their nodes), so a Ray batch's transcripts equal a local one's;
+        None when no second opinion is asked for, or the driver cannot read the file."""
+        if "diarization" not in self.host.names or not self.host.settings.merge.second_opinion:
+            return None
+        try:
+            return self.host.decode(job.path, job.sha256)[1]
+        except (WitnessError, OSError) as exc:
+            log.info("%s: no second opinion (%s)", job.path, exc)
+            return None
 
     def close(self) -> None:
         for actor in self.actors:
