@@ -8,7 +8,7 @@ import pytest
 from tests.diarize_data import PREFIXES, load, same_partition, segmentations
 from witness.diarize.assign import UNASSIGNED, cosine_similarity
 from witness.diarize.clustering import ahc, ahc_clusters, cluster, filter_embeddings
-from witness.diarize.config import PYANNOTE_3_1, ClusteringConfig, SpeakerBounds
+from witness.diarize.config import CAMPPLUS_CLUSTERING, PYANNOTE_3_1, ClusteringConfig, SpeakerBounds
 from witness.diarize.windows import Segmentations
 from witness.rttm import read_rttm
 
@@ -170,3 +170,41 @@ def test_ahc_cuts_the_dendrogram_at_the_requested_count():
         assert labels.max() + 1 == count
     assert ahc_clusters(points, 0.5, bounds=SpeakerBounds(max_speakers=2)).max() + 1 == 2
     assert ahc_clusters(points, 0.5, bounds=SpeakerBounds(min_speakers=6)).max() + 1 == 6
+
+
+def test_the_shipped_cohort_is_campplus_sized_with_its_provenance():
+    import json
+    from importlib import resources
+
+    from witness.diarize.clustering import load_cohort
+
+    cohort = load_cohort(CAMPPLUS_CLUSTERING.cohort)
+    assert cohort.shape[1] == 192 and len(cohort) >= CAMPPLUS_CLUSTERING.cohort_top
+    np.testing.assert_allclose(np.linalg.norm(cohort, axis=1), 1.0, atol=1e-6)
+    provenance = json.loads(resources.files("witness.diarize").joinpath("data", "campplus_cohort.json").read_text())
+    assert len(provenance["rows"]) == len(cohort) and provenance["corpus"]["part"] == "tune"
+
+
+def test_snorm_merge_joins_one_voice_and_keeps_two_apart(campplus_reference):
+    """Real CAM++ clips: clips 1 and 2 are one woman of the sample call, clip 3 a man of
+    devcall_01; a cluster per clip, the s-norm merge joins only the first two."""
+    from witness.diarize.clustering import ScoreMerge, load_cohort, merge_by_snorm
+
+    clips = campplus_reference["embeddings"][[1, 2, 3]].astype(np.float64)
+    normed = clips / np.linalg.norm(clips, axis=1, keepdims=True)
+    merge = ScoreMerge(load_cohort(CAMPPLUS_CLUSTERING.cohort), CAMPPLUS_CLUSTERING.cohort_top,
+                       CAMPPLUS_CLUSTERING.snorm_threshold)
+    labels = merge_by_snorm(normed, np.arange(3), merge.cohort, merge.top, merge.threshold)
+    assert same_partition(labels, [0, 0, 1])
+    forced = merge_by_snorm(normed, np.arange(3), merge.cohort, merge.top, -np.inf, floor=1)
+    assert same_partition(forced, [0, 0, 0])  # a --max-speakers 1 merges on
+
+
+@pytest.mark.parametrize("bounds, count", [(SpeakerBounds(num_speakers=1), 1), (SpeakerBounds(num_speakers=4), 4),
+                                           (SpeakerBounds(max_speakers=1), 1)])
+def test_speaker_bounds_win_over_the_snorm_merge(fixtures_dir, bounds, count):
+    """Real WeSpeaker fixture embeddings cut to CAM++'s 192 dimensions: the bounds are under test."""
+    seg = segmentations(fixtures_dir, "3speakers")
+    embeddings = load(fixtures_dir, "3speakers_embeddings_data.npy")[:, :, :192]
+    clusters = cluster(embeddings, seg, CAMPPLUS_CLUSTERING, bounds)
+    assert clusters.num_clusters == count

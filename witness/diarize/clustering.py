@@ -6,6 +6,10 @@
    clusters smaller than ``min_cluster_size`` join the closest large one (``ahc_clusters``).
    (pyannote community-1 refines these clusters with VBx on PLDA features; PLDA parameters
    for the models Witness runs cannot be had, so that step is not carried.)
+3. The count (CAM++): AHC over-clusters, then ``merge_by_snorm`` joins the pair of clusters
+   whose centroids score highest by adaptive s-norm against a cohort of other speakers'
+   embeddings shipped in witness/diarize/data (so the cut moves with the call's band and
+   noise), while that score is above ``snorm_threshold``.
 4. ``--num-speakers``/``--min-speakers``/``--max-speakers`` bounds, then every (window, local
    speaker), filtered out or not, goes to its closest centroid (``assign``).
 Nothing here modifies the caller's arrays.
@@ -15,6 +19,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from importlib import resources
 
 import fastcluster
 import numpy as np
@@ -37,6 +43,30 @@ class TrainingSet:
     embeddings: np.ndarray
     chunk_idx: np.ndarray
     speaker_idx: np.ndarray
+
+
+@dataclass(frozen=True)
+class ScoreMerge:
+    """Merging after AHC (``merge_by_snorm``): cohort (m, dim) float64 unit rows, the
+    ``top`` cohort scores that normalise each centroid, and the s-norm score to merge above."""
+
+    cohort: np.ndarray
+    top: int
+    threshold: float
+
+
+@lru_cache(maxsize=4)
+def load_cohort(name: str) -> np.ndarray:
+    """(m, dim) float64 unit rows of the cohort ``name`` shipped in witness/diarize/data."""
+    with resources.files("witness.diarize").joinpath("data", name).open("rb") as f:
+        return _normalized(np.load(f))
+
+
+def score_merge(config: ClusteringConfig) -> ScoreMerge | None:
+    """The s-norm merge ``config`` asks for (None when it names no cohort)."""
+    if not config.cohort:
+        return None
+    return ScoreMerge(load_cohort(config.cohort), config.cohort_top, config.snorm_threshold)
 
 
 def filter_embeddings(
@@ -156,6 +186,7 @@ def ahc_clusters_found(
     method: str = "centroid",
     min_cluster_size: int = 1,
     bounds: SpeakerBounds = SpeakerBounds(),
+    merge: ScoreMerge | None = None,
 ) -> tuple[np.ndarray, int]:
     """``ahc_clusters`` and the number of large clusters the threshold gave before ``bounds``."""
     n = len(embeddings)
@@ -164,12 +195,42 @@ def ahc_clusters_found(
     min_size = min(min_cluster_size, max(1, round(0.1 * n)))
     normed = _normalized(embeddings)
     dendrogram = _dendrogram(normed, method)
-    labels = fcluster(dendrogram, threshold, criterion="distance")
-    num_large = int(np.sum(np.unique(labels, return_counts=True)[1] >= min_size))
+    labels = _merge_small(normed, fcluster(dendrogram, threshold, criterion="distance"), min_size)
+    if merge is not None:
+        labels = merge_by_snorm(normed, labels, merge.cohort, merge.top, merge.threshold)
+    num_large = int(labels.max()) + 1
     target = bounds.within(n).forced_count(num_large)
-    if target is not None and num_large != target:
-        labels = _cut_for_count(dendrogram, threshold, target, min_size)
-    return _merge_small(normed, labels, min_size), num_large
+    if target is not None and target < num_large and merge is not None:
+        labels = merge_by_snorm(normed, labels, merge.cohort, merge.top, -np.inf, floor=target)
+    elif target is not None and num_large != target:
+        labels = _merge_small(normed, _cut_for_count(dendrogram, threshold, target, min_size), min_size)
+    return labels, num_large
+
+
+def snorm_scores(centroids: np.ndarray, cohort: np.ndarray, top: int) -> np.ndarray:
+    """(k, k) adaptive s-norm of the cosine scores between unit ``centroids`` (k, dim): each
+    score standardised by the mean and deviation of the ``top`` highest scores of either
+    centroid against the unit ``cohort`` (m, dim), and the two averaged."""
+    raw = centroids @ centroids.T
+    against = np.sort(centroids @ cohort.T, axis=1)[:, -top:]
+    mean, spread = against.mean(axis=1), against.std(axis=1) + 1e-6
+    return 0.5 * ((raw - mean[:, None]) / spread[:, None] + (raw - mean[None, :]) / spread[None, :])
+
+
+def merge_by_snorm(normed: np.ndarray, labels: np.ndarray, cohort: np.ndarray, top: int,
+                   threshold: float, floor: int = 1) -> np.ndarray:
+    """Merge the two clusters whose centroids score highest (``snorm_scores``) while that
+    score is above ``threshold`` and more than ``floor`` clusters are left."""
+    labels = _renumber(labels)
+    while labels.max() + 1 > floor:
+        k = int(labels.max()) + 1
+        scores = snorm_scores(_normalized(label_centroids(normed, labels, k)), cohort, top)
+        np.fill_diagonal(scores, -np.inf)
+        a, b = np.unravel_index(np.argmax(scores), scores.shape)
+        if scores[a, b] < threshold:
+            break
+        labels = _renumber(np.where(labels == max(a, b), min(a, b), labels))
+    return labels
 
 
 def _fallback_centroid(embeddings: np.ndarray, train: TrainingSet, active: np.ndarray) -> np.ndarray:
@@ -197,10 +258,10 @@ def cluster(
     if n < 2 or min(n, bounds.high) < 2:  # one speaker, as pyannote: no clustering
         fallback = _fallback_centroid(embeddings, train, active)
         found = int(active.any()) if n < 2 else ahc_clusters_found(
-            train.embeddings, config.threshold, config.linkage, config.min_cluster_size)[1]
+            train.embeddings, config.threshold, config.linkage, config.min_cluster_size, merge=score_merge(config))[1]
         return replace(assign(embeddings, fallback, active, constrained=False), found=found)
     labels, found = ahc_clusters_found(
-        train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds)
+        train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds, score_merge(config))
     centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
     clusters = assign(embeddings, centroids, active, config.constrained_assignment)
     return replace(clusters, hard=_fill_unembedded(clusters.hard, embeddings, segmentations, active), found=found)

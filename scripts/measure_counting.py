@@ -1,0 +1,427 @@
+"""Speaker counting on the tuning corpus (``make_corpus.py``) and the dev set: why speakers
+merge (same- against different-speaker CAM++ centroid scores by condition), and the count,
+DER and confusion of each clustering setting per condition.
+
+Segmentation and CAM++ embeddings run once per file (the product's settings: every 5th
+window embedded on files over 3 minutes) and are cached with the reference turns in
+``--cache``; every setting then re-runs only clustering, reconstruction and scoring.
+
+    PYTHONPATH=. python scripts/measure_counting.py --sets dev,tune --scores      # why they merge
+    PYTHONPATH=. python scripts/measure_counting.py --sets dev,tune --thresholds 0.5,0.6
+    PYTHONPATH=. python scripts/measure_counting.py --sets tune --write-cohort    # the shipped cohort
+    PYTHONPATH=. python scripts/measure_counting.py --sets check -v               # the verdict
+    PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav [--bench-cohort none]  # time, RSS
+
+Sets: ``dev`` (the sample call and the 7 dev-set files), ``devlong`` (the dev set
+concatenated to 20 minutes, 21 people), ``tune`` and ``check`` (the corpus parts;
+``--corpus`` is its folder). Tune on ``dev`` and ``tune`` only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import itertools
+import os
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from scripts import SAMPLE_CALL, SHARED
+from scripts.diarization_cases import der_parts, long_case
+from witness.audio import SAMPLE_RATE, load_audio, write_wav
+from witness.diarize import clustering as clustering_module
+from witness.diarize.clustering import filter_embeddings, load_cohort
+from witness.diarize.config import SpeakerBounds, config_for
+from witness.diarize.pipeline import Diarizer, WindowEmbeddings
+from witness.diarize.segmentation import WINDOW_SAMPLES
+from witness.diarize.windows import Segmentations, SlidingWindow
+from witness.evaluate import diarization_error
+from witness.models.diarization_choice import choose_models
+from witness.rttm import format_rttm, read_rttm
+from witness.transcript import Turn
+
+DEV_SET = SHARED / "data" / "dev-set"
+CORPUS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "witness" / "corpus" / "v1"
+COHORT = Path(__file__).resolve().parents[1] / "witness" / "diarize" / "data"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One scored file: its set, name, audio, reference turns and conditions."""
+
+    set: str
+    name: str
+    wav: Path
+    reference: tuple[Turn, ...]
+    band: str
+    snr: float | None
+    duration: float
+    speakers_in_call: tuple[str, ...]
+
+    @property
+    def speakers(self) -> int:
+        return len({t.speaker for t in self.reference})
+
+
+def _item(set_name: str, wav: Path, band: str, snr, duration: float, speakers=()) -> Item:
+    (turns,) = read_rttm(wav.with_suffix(".rttm")).values()
+    return Item(set_name, wav.stem, wav, tuple(turns), band, snr, duration, tuple(speakers))
+
+
+def dev_items() -> list[Item]:
+    items = [_item("sample", SAMPLE_CALL / "sample.wav", "phone", None, 30.0)]
+    items += [_item("dev", wav, "wide", None, 30.0) for wav in sorted((DEV_SET / "ami").glob("*.wav"))]
+    calls = json.loads((DEV_SET / "sim" / "index.json").read_text())["conversations"]
+    for call in calls:
+        items.append(_item("dev", DEV_SET / "sim" / f"{call['uri']}.wav",
+                           "telephone" if call["telephone_band"] else "wide", call["snr_db"], call["duration"],
+                           call["speakers"]))
+    return items
+
+
+def long_dev_item(cache: Path, minutes: float = 20.0) -> Item:
+    """The dev set shuffled and concatenated to ``minutes`` (``diarization_cases.long_case``:
+    21 people), written once into ``cache``."""
+    wav = cache / "devlong" / f"dev-long-{minutes:g}min.wav"
+    if not wav.exists():
+        case = long_case(minutes)
+        wav.parent.mkdir(parents=True, exist_ok=True)
+        write_wav(wav, case.samples)
+        wav.with_suffix(".rttm").write_text(format_rttm(case.reference, wav.stem))
+    return _item("devlong", wav, "mixed", None, minutes * 60)
+
+
+def corpus_items(corpus: Path, part: str) -> list[Item]:
+    """The calls of one corpus part (each call's .json gives its conditions)."""
+    calls = [json.loads(path.read_text()) for path in sorted((corpus / part).glob("*.json")) if path.stem != "index"]
+    return [_item(part, corpus / part / f"{c['uri']}.wav", c["band"], c["snr_db"], c["duration"], c["speakers"])
+            for c in calls if (corpus / part / f"{c['uri']}.rttm").exists()]
+
+
+def cached_windows(diarizer: Diarizer, item: Item, cache: Path) -> WindowEmbeddings:
+    """Segmentation and embeddings of ``item``, from ``cache`` when computed before."""
+    path = cache / item.set / f"{item.name}-{item.wav.stat().st_size}.npz"
+    window = SlidingWindow(0.0, WINDOW_SAMPLES / SAMPLE_RATE, diarizer.config.segmentation.window_step)
+    if path.exists():
+        data = np.load(path)
+        seg = Segmentations(data["activity"], window, float(data["frame_step"]), float(data["frame_size"]))
+        return WindowEmbeddings(seg, data["embeddings"], {"streaming": float(data["seconds"])})
+    windows = diarizer.embed_windows(load_audio(item.wav).samples)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    seg = windows.segmentations
+    np.savez(path, activity=seg.data, embeddings=windows.embeddings, frame_step=seg.frame_step,
+             frame_size=seg.frame_duration, seconds=windows.timings["streaming"])
+    return windows
+
+
+def reference_labels(windows: WindowEmbeddings, item: Item, min_purity: float = 0.8):
+    """The training embeddings (n, dim) and the reference speaker of each (n,) int, -1 where
+    under ``min_purity`` of the local speaker's lone frames belong to one reference speaker;
+    also the chunk of each and the reference speaker names."""
+    seg = windows.segmentations
+    train = filter_embeddings(windows.embeddings, seg)
+    names = sorted({t.speaker for t in item.reference})
+    frames = seg.frames
+    ref = np.zeros((seg.num_frames, len(names)), dtype=np.float32)
+    for t in item.reference:
+        first, last = frames.closest_frame(t.start), frames.closest_frame(t.end)
+        ref[max(0, first):max(0, last), names.index(t.speaker)] = 1
+    data = np.nan_to_num(seg.data)
+    alone = data.sum(axis=2) == 1
+    labels = np.full(len(train.chunk_idx), -1, dtype=np.int64)
+    for i, (c, s) in enumerate(zip(train.chunk_idx, train.speaker_idx)):
+        first = seg.chunk_start_frame(int(c))
+        mine = (data[c, :, s] > 0) & alone[c]
+        votes = ref[first:first + len(mine)][mine[:len(ref) - first]].sum(axis=0)
+        if votes.sum() and votes.max() >= min_purity * mine.sum():
+            labels[i] = int(np.argmax(votes))
+    return train.embeddings, labels, train.chunk_idx, names
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def centroid_scores(embeddings: np.ndarray, labels: np.ndarray) -> tuple[list[float], list[float]]:
+    """Same-speaker scores (cosine between the centroids of each speaker's first and second
+    half of embeddings in time) and different-speaker scores (between speakers' centroids)."""
+    same, centroids = [], []
+    for k in range(labels.max(initial=-1) + 1):
+        own = _unit(embeddings[labels == k])
+        if len(own) < 4:
+            continue
+        half = len(own) // 2
+        same.append(float(_unit(own[:half].mean(0)) @ _unit(own[half:].mean(0))))
+        centroids.append(_unit(own.mean(0)))
+    different = [float(a @ b) for i, a in enumerate(centroids) for b in centroids[i + 1:]]
+    return same, different
+
+
+def condition_keys(item: Item) -> dict[str, str]:
+    snr = "clean" if item.snr is None else ("<=10dB" if item.snr <= 10 else ("<=20dB" if item.snr <= 20 else ">20dB"))
+    n = item.speakers
+    length = "<2min" if item.duration < 120 else ("<10min" if item.duration < 600 else ">=10min")
+    return {"band": item.band, "snr": snr, "speakers": str(n) if n <= 4 else ("5-6" if n <= 6 else "7+"),
+            "length": length, "set": item.set}
+
+
+def print_scores(diarizer: Diarizer, items: list[Item], cache: Path) -> None:
+    """Same- and different-speaker centroid cosine by condition."""
+    groups: dict[tuple[str, str], tuple[list, list, list]] = defaultdict(lambda: ([], [], []))
+    for item in items:
+        embeddings, labels, _, _ = reference_labels(cached_windows(diarizer, item, cache), item)
+        same, different = centroid_scores(embeddings, labels)
+        margin = (min(same) - max(different)) if same and different else None
+        for key, value in condition_keys(item).items():
+            s, d, m = groups[(key, value)]
+            s += same
+            d += different
+            m += [] if margin is None else [margin]
+    print(f"{'condition':22s} {'same: n':>7s} {'mean':>5s} {'p10':>5s}   {'diff: n':>7s} {'mean':>5s} {'p90':>5s}"
+          f"   {'files: min same - max diff < 0':>30s}")
+    for (key, value), (s, d, m) in sorted(groups.items()):
+        q = lambda xs, p: np.percentile(xs, p) if xs else float("nan")  # noqa: E731
+        print(f"{key + '=' + value:22s} {len(s):7d} {np.mean(s) if s else np.nan:5.2f} {q(s, 10):5.2f}   "
+              f"{len(d):7d} {np.mean(d) if d else np.nan:5.2f} {q(d, 90):5.2f}   "
+              f"{sum(x < 0 for x in m):>22d} of {len(m)}")
+
+
+def cohort_rows(diarizer: Diarizer, items: list[Item], cache: Path, group: int):
+    """Cohort rows (m, dim) float32: unit centroids of about ``group`` consecutive embeddings
+    of one reference speaker in one call, and (call, speaker) per row."""
+    rows, sources = [], []
+    for item in items:
+        embeddings, labels, _, names = reference_labels(cached_windows(diarizer, item, cache), item)
+        for k, name in enumerate(names):
+            own = _unit(embeddings[labels == k])
+            if len(own) < group // 2:
+                continue
+            for part in np.array_split(own, max(1, len(own) // group)):
+                rows.append(_unit(part.mean(0)).astype(np.float32))
+                sources.append((item.name, name))
+    return np.stack(rows), sources
+
+
+def write_cohort(diarizer: Diarizer, items: list[Item], cache: Path, corpus: Path, group: int) -> None:
+    """The shipped cohort (witness/diarize/data/campplus_cohort.npy) and its provenance."""
+    rows, sources = cohort_rows(diarizer, items, cache, group)
+    COHORT.mkdir(parents=True, exist_ok=True)
+    np.save(COHORT / "campplus_cohort.npy", rows.astype(np.float16))
+    index = json.loads((corpus / "index.json").read_text())
+    provenance = {
+        "what": "CAM++ cohort for adaptive s-norm of cluster centroid scores (witness.diarize.clustering)",
+        "made_by": f"scripts/measure_counting.py --sets tune --write-cohort --group {group}",
+        "corpus": {"version": index.get("version"), "seed": index.get("seed"), "part": "tune",
+                   "generator": "scripts/make_corpus.py", "speakers": index["parts"]["tune"]},
+        "method": (f"segmentation-3.0 (fp32) + CAM++ window embeddings as the pipeline computes them; "
+                   f"training embeddings (clustering.filter_embeddings) whose lone frames are >= 80% one "
+                   f"reference speaker; one row per {group} consecutive embeddings of a speaker in a call "
+                   f"(unit mean), stored float16"),
+        "speech_licence": "LibriSpeech (CC BY 4.0), via resemble-ai/Resemblyzer; per utterance in each call's .json",
+        "rows": [list(s) for s in sources],
+    }
+    (COHORT / "campplus_cohort.json").write_text(json.dumps(provenance, indent=1) + "\n")
+    print(f"cohort: {len(rows)} rows from {len(set(sources))} (call, speaker) pairs in {len(items)} calls")
+
+
+@dataclass
+class Tally:
+    """Counts right and DER parts (error, total seconds) of one group of files."""
+
+    files: int = 0
+    right: int = 0
+    under: int = 0
+    over: int = 0
+    error: float = 0.0
+    confusion: float = 0.0
+    total: float = 0.0
+
+    def add(self, found: int, true: int, error: float, confusion: float, total: float) -> None:
+        self.files += 1
+        self.right += found == true
+        self.under += found < true
+        self.over += found > true
+        self.error += error
+        self.confusion += confusion
+        self.total += total
+
+    def line(self) -> str:
+        return (f"{self.right:3d}/{self.files:<3d} (under {self.under}, over {self.over})  DER {self.error / self.total:6.1%}"
+                f"  confusion {self.confusion / self.total:6.1%}")
+
+
+@contextmanager
+def _cohort_without(item: Item, cohort: str):
+    """While open, the cohort lacks the rows of ``item``'s own speakers (a tuning call's
+    speakers are in the cohort; a check call's never are)."""
+    if not cohort or item.set != "tune":
+        yield
+        return
+    rows = json.loads((COHORT / cohort).with_suffix(".json").read_text())["rows"]
+    own = {t.speaker for t in item.reference}
+    full = clustering_module.load_cohort(cohort)
+    kept = full[[i for i, (_, speaker) in enumerate(rows) if speaker not in own]]
+    clustering_module.load_cohort = lambda name: kept
+    try:
+        yield
+    finally:
+        clustering_module.load_cohort = load_cohort
+
+
+def eigengap_count(embeddings: np.ndarray, keep: float = 0.3, most: int = 12) -> int:
+    """Speakers by the largest eigengap of the pruned cosine affinity's normalised Laplacian
+    (3D-Speaker's spectral recipe: each row keeps its ``keep`` share of highest scores)."""
+    x = _unit(embeddings)
+    n = len(x)
+    if n < 4:
+        return 1
+    affinity = x @ x.T
+    cut = np.sort(affinity, axis=1)[:, -max(1, int(keep * n))][:, None]
+    affinity = np.where(affinity >= cut, affinity, 0.0)
+    affinity = np.clip(0.5 * (affinity + affinity.T), 0, None)
+    degree = affinity.sum(axis=1)
+    laplacian = np.diag(degree) - affinity
+    values = np.sort(np.linalg.eigvalsh(laplacian / np.sqrt(np.outer(degree, degree))))
+    gaps = np.diff(values[:min(most, n - 1) + 1])
+    return int(np.argmax(gaps)) + 1
+
+
+def silhouette_count(embeddings: np.ndarray, threshold: float, floor: float = 0.1, most: int = 12) -> int:
+    """Speakers by the dendrogram cut (2..``most`` clusters) with the best cosine silhouette;
+    1 when none reaches ``floor``."""
+    from scipy.cluster.hierarchy import fcluster
+    from witness.diarize.clustering import _dendrogram
+
+    x = _unit(embeddings)
+    n = len(x)
+    if n < 4:
+        return 1
+    dendrogram = _dendrogram(x, "centroid")
+    distance = 1 - x @ x.T
+    best, best_k = floor, 1
+    for k in range(2, min(most, n - 1) + 1):
+        labels = fcluster(dendrogram, k, criterion="maxclust")
+        if labels.max() < 2:
+            continue
+        same = labels[:, None] == labels[None, :]
+        a = np.array([distance[i, same[i]].sum() / max(same[i].sum() - 1, 1) for i in range(n)])
+        b = np.array([min(distance[i, labels == m].mean() for m in set(labels.tolist()) - {labels[i]})
+                      for i in range(n)])
+        value = float(np.mean((b - a) / np.maximum(a, b)))
+        if value > best:
+            best, best_k = value, int(labels.max())
+    return best_k
+
+
+COUNTERS = {"eigengap": lambda emb, clustering: eigengap_count(emb),
+            "silhouette": lambda emb, clustering: silhouette_count(emb, clustering.threshold)}
+
+
+def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label: str, verbose: bool,
+          counter: str | None = None) -> None:
+    """Count and strict DER of ``clustering`` per file (verbose), per condition and per set;
+    with ``counter`` (``COUNTERS``), the count it estimates is forced on the clustering."""
+    run = Diarizer(diarizer.models, replace(diarizer.config, clustering=clustering))
+    tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
+    began = time.perf_counter()
+    for item in items:
+        windows = cached_windows(diarizer, item, cache)
+        bounds = SpeakerBounds()
+        if counter:
+            train = filter_embeddings(windows.embeddings, windows.segmentations, clustering.min_active_ratio)
+            bounds = SpeakerBounds(num_speakers=COUNTERS[counter](train.embeddings, clustering))
+        with _cohort_without(item, clustering.cohort):
+            out = run.cluster_windows(windows, bounds, item.duration)
+        found = len({t.speaker for t in out.turns})
+        error, total = der_parts(item.reference, out.turns)["strict"]
+        confusion = diarization_error(list(item.reference), list(out.turns)).confusion
+        if verbose:
+            print(f"  {item.set:5s} {item.name:24s} {item.band:9s} {str(item.snr):5s} {item.duration:6.0f}s "
+                  f"{item.speakers:2d} -> {found:2d}  DER {error / total:6.1%}")
+        for key, value in condition_keys(item).items():
+            tallies[(key, value)].add(found, item.speakers, error, confusion, total)
+        tallies[("all", item.set)].add(found, item.speakers, error, confusion, total)
+    print(f"\n-- {label} ({time.perf_counter() - began:.1f} s)")
+    for (key, value), tally in sorted(tallies.items()):
+        print(f"  {key + '=' + value:22s} {tally.line()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default="dev", help="comma-separated: dev, tune, check")
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/witness-counting-cache"))
+    parser.add_argument("--scores", action="store_true", help="same/different-speaker scores by condition")
+    parser.add_argument("--thresholds", help="comma-separated AHC thresholds")
+    parser.add_argument("--cohorts", help="comma-separated cohort files ('none': no s-norm merge)")
+    parser.add_argument("--snorm-thresholds", help="comma-separated s-norm merge thresholds")
+    parser.add_argument("--tops", help="comma-separated cohort top-N sizes")
+    parser.add_argument("--counters", help="comma-separated count checks forced on AHC: eigengap, silhouette")
+    parser.add_argument("--write-cohort", action="store_true", help="build the cohort from these sets (tune!)")
+    parser.add_argument("--group", type=int, default=8, help="embeddings per cohort row")
+    parser.add_argument("--bench", type=Path, help="time one whole diarization of this .wav (beside its .rttm)")
+    parser.add_argument("--bench-cohort", default="", help="with --bench: 'none' runs without the s-norm merge")
+    parser.add_argument("-v", "--verbose", action="store_true", help="one line per file")
+    args = parser.parse_args()
+    if args.bench:
+        return bench(args.bench, args.bench_cohort)
+    models = choose_models("campplus")
+    diarizer = Diarizer(replace(models, vad=None), config_for(models.embedding))
+    items = []
+    for name in args.sets.split(","):
+        items += (dev_items() if name == "dev" else [long_dev_item(args.cache)] if name == "devlong"
+                  else corpus_items(args.corpus, name))
+    for item in items:
+        cached_windows(diarizer, item, args.cache)
+    if args.write_cohort:
+        write_cohort(diarizer, items, args.cache, args.corpus, args.group)
+        return
+    if args.scores:
+        print_scores(diarizer, items, args.cache)
+    for clustering in _grid(args, diarizer.config.clustering):
+        label = ", ".join(f"{k} {getattr(clustering, k)}" for k in ("threshold", "cohort", "cohort_top", "snorm_threshold"))
+        for counter in args.counters.split(",") if args.counters else [None]:
+            score(diarizer, items, args.cache, clustering, label + (f", count by {counter}" if counter else ""),
+                  args.verbose, counter)
+
+
+def bench(wav: Path, cohort: str) -> None:
+    """One whole diarization of ``wav`` (its own process: ``ru_maxrss`` is this run's peak),
+    with the shipped clustering or, with ``cohort`` "none", without the s-norm merge."""
+    import resource
+
+    models = choose_models("campplus")
+    config = config_for(models.embedding)
+    if cohort == "none":
+        config = replace(config, clustering=replace(config.clustering, cohort=""))
+    samples = load_audio(wav).samples
+    out = Diarizer(replace(models, vad=None), config).run(samples)
+    seconds = out.timings["total"]
+    (turns,) = read_rttm(wav.with_suffix(".rttm")).values()
+    error, total = der_parts(turns, out.turns)["strict"]
+    print(f"{wav.stem} cohort={cohort or 'shipped'}: {out.num_speakers} speakers "
+          f"(true {len({t.speaker for t in turns})}), DER {error / total:.1%}, diarization {seconds:.1f} s "
+          f"(RTF {seconds / (len(samples) / SAMPLE_RATE):.4f}, clustering {out.timings['clustering']:.2f} s), "
+          f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def _grid(args, base):
+    """Every clustering setting asked for, as variants of ``base``."""
+    def values(text, kind):
+        return [None] if not text else [kind(x) for x in text.split(",")]
+    for threshold, cohort, snorm, top in itertools.product(
+            values(args.thresholds, float), values(args.cohorts, str), values(args.snorm_thresholds, float),
+            values(args.tops, int)):
+        changes = {"threshold": threshold, "cohort": "" if cohort == "none" else cohort,
+                   "snorm_threshold": snorm, "cohort_top": top}
+        yield replace(base, **{k: v for k, v in changes.items() if v is not None})
+
+
+if __name__ == "__main__":
+    main()
