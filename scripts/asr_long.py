@@ -7,11 +7,10 @@ Cases (scripts/asr_cases.py): the sample call once (the short-file baseline), ti
 ``--music`` seconds of synthetic hold music between two copies and two more.
 
     python scripts/asr_long.py [--copies 60] [--music 60] [--models tiny.en tiny.en-q8_0 base]
-        [--variants gated context fit ungated] [--threads 2]
+        [--variants gated context ungated] [--threads 2]
 
 Variants: ``gated`` (the default decoding), ``context`` (gated, previous text as context),
-``fit`` (gated, encoder over each piece's length only), ``ungated`` (no VAD: 600 s pieces,
-the decoding before issue 14).
+``ungated`` (no VAD: 600 s pieces, the decoding before issue 14).
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ from witness.models.whisper_models import resolve_model, resolve_vad  # noqa: E4
 VARIANTS = {
     "gated": {},
     "context": {"condition_on_previous_text": True},
-    "fit": {"fit_encoder": True},
     "ungated": {"speech_gate": False},
 }
 

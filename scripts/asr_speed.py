@@ -10,7 +10,7 @@ median seconds, RTF (best / audio seconds) and the ratio of bests to faster-whis
 with word timestamps (the comparison of issue 14). Model loading is not timed.
 
     python scripts/asr_speed.py [--models tiny.en base] [--weights f16 q8_0 q5_1]
-        [--timestamps dtw token] [--fit-encoder] [--fw-vad] [--threads 2] [--rounds 3] [--seconds 300]
+        [--timestamps dtw token] [--fw-vad] [--threads 2] [--rounds 3] [--seconds 300]
 """
 
 from __future__ import annotations
@@ -43,10 +43,9 @@ def engines(args: argparse.Namespace, name: str, stack: ExitStack) -> dict:
     for weights in args.weights:
         model = resolve_model(name if weights == "f16" else f"{name}-{weights}")
         for mode in args.timestamps:
-            for fit in {False, args.fit_encoder}:
-                options = WhisperOptions(threads=args.threads, timestamps=mode, language="en", fit_encoder=fit)
-                engine = stack.enter_context(WhisperEngine(model.path, options, model.name, vad_path=vad))
-                out[f"whisper.cpp {weights}, {mode}{', fit' if fit else ''}"] = engine.transcribe
+            options = WhisperOptions(threads=args.threads, timestamps=mode, language="en")
+            engine = stack.enter_context(WhisperEngine(model.path, options, model.name, vad_path=vad))
+            out[f"whisper.cpp {weights}, {mode}"] = engine.transcribe
     language = "en" if name.endswith(".en") else None
     for compute in args.compute:
         fw = faster_whisper_model(name, args.threads, compute)
@@ -65,7 +64,6 @@ def main() -> None:
     parser.add_argument("--timestamps", nargs="+", default=["dtw"], choices=["dtw", "token"])
     parser.add_argument("--compute", nargs="+", default=["int8"], help="faster-whisper compute types")
     parser.add_argument("--fw-vad", action="store_true", help="also faster-whisper with its own Silero VAD filter")
-    parser.add_argument("--fit-encoder", action="store_true", help="also whisper.cpp with fit_encoder (audio_ctx)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=300.0)

@@ -158,7 +158,7 @@ SCHEMA: dict[str, dict[str, Allowed]] = {
         "entropy_threshold": Allowed(low=0), "suppress_blank": ANY, "suppress_non_speech_tokens": ANY,
         "condition_on_previous_text": ANY, "max_initial_timestamp": Allowed(low=0, high=30),
         "timestamps": Allowed(choices=TIMESTAMP_MODES), "without_timestamps": ANY, "keep_annotations": ANY,
-        "speech_gate": ANY, "redecode_loops": ANY, "fit_encoder": ANY,
+        "speech_gate": ANY, "redecode_loops": ANY,
         "chunk_seconds": Allowed(low=30, unset=True), "use_gpu": ANY, "gpu_device": COUNT, "flash_attention": ANY,
     },
     "diarization": {

@@ -49,10 +49,6 @@ class WhisperOptions:
         30 s (on). Off: the whole file in pieces of ``chunk_seconds``.
     redecode_loops: a piece whose text looks like a loop (``guards.LoopOptions``) is decoded
         again at rising temperatures, as whisper's reference decoder does (on).
-    fit_encoder: run the encoder over the piece's length only (whisper.cpp's ``audio_ctx``)
-        instead of a full 30 s window padded with silence (off: no consistent gain measured
-        on 5 minutes of the tiled call on the loaded 2-core machine, f16 2.51x -> 3.12x and
-        q8_0 2.64x -> 2.29x faster-whisper's time; scripts/asr_speed.py --fit-encoder).
     chunk_seconds: without the speech gate, the longest piece handed to whisper.cpp at once
         (600 s): bounds its memory.
     use_gpu, gpu_device: use a GPU backend when the build has one (on), and which.
@@ -78,7 +74,6 @@ class WhisperOptions:
     keep_annotations: bool = False
     speech_gate: bool = True
     redecode_loops: bool = True
-    fit_encoder: bool = False
     chunk_seconds: float = 600.0
     use_gpu: bool = True
     gpu_device: int = 0

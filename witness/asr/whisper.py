@@ -249,9 +249,8 @@ class WhisperEngine:
         that looks like a loop is decoded at each fallback temperature until one does not
         (whisper's reference decoder); if none passes, the least repetitive one is kept."""
         o = self.options
-        audio_ctx = min(self.info.hparams.n_audio_ctx, -(-len(part) * 50 // SAMPLE_RATE) + 2) if o.fit_encoder else 0
-        self._run(part, self._full_params(language, o.initial_prompt if first else "", o.temperature, audio_ctx,
-                                          fresh=first), progress)
+        self._run(part, self._full_params(language, o.initial_prompt if first else "", o.temperature, fresh=first),
+                  progress)
         segments = self._segments(piece)
         seconds = piece.samples / SAMPLE_RATE
         reason = loop_reason(" ".join(s.text for s in segments), seconds) if o.redecode_loops else None
@@ -260,7 +259,7 @@ class WhisperEngine:
         log.info("piece at %.1f s looks like a loop (%s): decoding it again hotter", piece.to_file(0.0), reason)
         tried = [segments]
         for temperature in self._fallback_temperatures():
-            self._run(part, self._full_params(language, "", temperature, audio_ctx, fresh=True), None)
+            self._run(part, self._full_params(language, "", temperature, fresh=True), None)
             tried.append(self._segments(piece))
             if loop_reason(" ".join(s.text for s in tried[-1]), seconds) is None:
                 return tried[-1], True
@@ -308,10 +307,11 @@ class WhisperEngine:
             errors = [t.strip() for level, t in lines if level == _LOG_ERROR]
             raise ModelError(f"whisper.cpp failed (code {rc}){': ' + errors[-1] if errors else ''}", self.model_path)
 
-    def _full_params(self, language: str, prompt: str, temperature: float, audio_ctx: int = 0,
-                     fresh: bool = False) -> Any:
-        """whisper_full's parameters; ``audio_ctx``: encoder frames (0: the model's 1500);
-        ``fresh``: without the previous text as context."""
+    def _full_params(self, language: str, prompt: str, temperature: float, fresh: bool = False) -> Any:
+        """whisper_full's parameters; ``fresh``: without the previous text as context. The
+        encoder always sees a full 30 s window (``audio_ctx`` 0): a shorter one (the removed
+        ``fit_encoder``) let whisper.cpp's DTW median filter abort the process
+        (``filter_width < a->ne[2]``) on a 10.9 s piece of the dev calls put end to end."""
         pw, o = self._pw, self.options
         beam = o.beam_size > 1
         p = pw.whisper_full_default_params(pw.WHISPER_SAMPLING_BEAM_SEARCH if beam else pw.WHISPER_SAMPLING_GREEDY)
@@ -330,7 +330,7 @@ class WhisperEngine:
         p.logprob_thold = o.logprob_threshold
         p.no_speech_thold = o.no_speech_threshold
         p.max_initial_ts = o.max_initial_timestamp
-        p.audio_ctx = audio_ctx
+        p.audio_ctx = 0
         p.greedy = {"best_of": o.best_of}
         p.beam_search = {"beam_size": o.beam_size if beam else -1, "patience": -1.0}
         if prompt:
