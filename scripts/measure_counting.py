@@ -36,7 +36,7 @@ from scripts.diarization_cases import der_parts, long_case
 from witness.audio import SAMPLE_RATE, load_audio, write_wav
 from witness.diarize import clustering as clustering_module
 from witness.diarize.clustering import filter_embeddings, load_cohort
-from witness.diarize.config import SpeakerBounds, config_for
+from witness.diarize.config import ClusteringConfig, SpeakerBounds, config_for
 from witness.diarize.pipeline import Diarizer, WindowEmbeddings
 from witness.diarize.segmentation import WINDOW_SAMPLES
 from witness.diarize.windows import Segmentations, SlidingWindow
@@ -366,7 +366,7 @@ def main() -> None:
     parser.add_argument("--write-cohort", action="store_true", help="build the cohort from these sets (tune!)")
     parser.add_argument("--group", type=int, default=8, help="embeddings per cohort row")
     parser.add_argument("--bench", type=Path, help="time one whole diarization of this .wav (beside its .rttm)")
-    parser.add_argument("--bench-cohort", default="", help="with --bench: 'none' runs without the s-norm merge")
+    parser.add_argument("--bench-cohort", default="", help="with --bench: 'none' runs the rule before (AHC at 0.7 alone)")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per file")
     args = parser.parse_args()
     if args.bench:
@@ -393,13 +393,13 @@ def main() -> None:
 
 def bench(wav: Path, cohort: str) -> None:
     """One whole diarization of ``wav`` (its own process: ``ru_maxrss`` is this run's peak),
-    with the shipped clustering or, with ``cohort`` "none", without the s-norm merge."""
+    with the shipped clustering or, with ``cohort`` "none", the rule before it (AHC at 0.7 alone)."""
     import resource
 
     models = choose_models("campplus")
     config = config_for(models.embedding)
     if cohort == "none":
-        config = replace(config, clustering=replace(config.clustering, cohort=""))
+        config = replace(config, clustering=ClusteringConfig())
     samples = load_audio(wav).samples
     out = Diarizer(replace(models, vad=None), config).run(samples)
     seconds = out.timings["total"]
