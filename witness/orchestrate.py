@@ -319,6 +319,13 @@ class Orchestrator:
         timings["total"] = timings["decode"] + timings["engines"] + timings["merge"]
         return replace(transcript, timings={k: round(v, 3) for k, v in timings.items()})
 
+    def second_opinion_possible(self, diarization: Any) -> bool:
+        """Whether the merge's second opinion can run on this diarization result (the model's
+        CAM++ turns and centroids, ``[merge] second_opinion`` on), given the call's audio."""
+        info = diarization.info if diarization is not None else None
+        return bool(self.settings.merge.second_opinion and info is not None and info.get("method") == "model"
+                    and info.get("embedding") == "campplus" and diarization.centroids)
+
     def _sentence_voices(self, audio: SharedAudio | None, diarization: Any) -> CentroidVoices | None:
         """What the merge's second opinion (``witness.opinion``) compares doubtful stretches
         with: the diarization's centroids, and the call's samples embedded here by the CAM++
@@ -326,9 +333,7 @@ class Orchestrator:
         do words, turns and audio meet: the workers see one engine's result each. None where
         it cannot run: no audio (a Ray driver that could not read the file), a stereo call's channels, another embedding model,
         no centroids, or ``[merge] second_opinion`` off."""
-        info = diarization.info if diarization is not None else None
-        if audio is None or not self.settings.merge.second_opinion or info is None \
-                or info.get("method") != "model" or info.get("embedding") != "campplus" or not diarization.centroids:
+        if audio is None or not self.second_opinion_possible(diarization):
             return None
         if self._embed is None:
             from witness.diarize.embedding import CamPlusPlusEmbedder

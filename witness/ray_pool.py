@@ -351,7 +351,7 @@ class _Pool:
         if answer.error is not None:
             return FileResult(job.path, None, answer.error, tries if answer.engines_ran else 0, seconds)
         meta = replace(answer.meta, path=job.path)  # the input as found, as locally
-        audio = self._audio_for_merge(job)
+        audio = self._audio_for_merge(job, answer.results.get("diarization"))
         try:
             transcript, error = merged(self.host, job.path, meta, dict(answer.results), dict(answer.timings), audio)
         finally:
@@ -359,11 +359,11 @@ class _Pool:
                 audio.unlink()
         return FileResult(job.path, transcript, error, tries, seconds)
 
-    def _audio_for_merge(self, job: FileJob) -> SharedAudio | None:
-        """The call decoded here too when the merge's second opinion may embed some of it (the
+    def _audio_for_merge(self, job: FileJob, diarization: Any) -> SharedAudio | None:
+        """The call decoded here too when the merge's second opinion will embed some of it (the
         actors' audio stays on their nodes), so a Ray batch's transcripts equal a local one's;
-        None when no second opinion is asked for, or the driver cannot read the file."""
-        if "diarization" not in self.host.names or not self.host.settings.merge.second_opinion:
+        None when it cannot run on ``diarization``, or the driver cannot read the file."""
+        if not self.host.second_opinion_possible(diarization):
             return None
         try:
             return self.host.decode(job.path, job.sha256)[1]
