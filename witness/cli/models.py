@@ -60,12 +60,14 @@ def list_cmd(models_dir: Path | None) -> None:
     click.echo("witness: search order: " + ", ".join(str(d) for d in store.search_dirs(models_dir)), err=True)
     from witness.models.diarization_catalogue import diarization_status
 
-    rows = [(r.name, r.path, r.size, r.source) for r in list_models(models_dir)]
-    rows += [(name, path and str(path), size, source) for name, path, size, source in diarization_status(models_dir)]
+    rows = [(r.name, r.path, r.size, f"converted on first use, offline, from {r.source}" if r.convertible
+             else f"not here ({r.source})") for r in list_models(models_dir)]
+    rows += [(name, path and str(path), size, f"not here ({source})")
+             for name, path, size, source in diarization_status(models_dir)]
     width = max(len(name) for name, *_ in rows)
-    for name, path, size, source in rows:
+    for name, path, size, where in rows:
         shown = f"{size / 2**20:8.1f} MiB" if size else " " * 12
-        click.echo(f"{name:<{width}}  {shown}  {path if path else f'not here ({source})'}")
+        click.echo(f"{name:<{width}}  {shown}  {path or where}")
 
 
 @models.command("pull", epilog="""

