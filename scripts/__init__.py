@@ -13,6 +13,7 @@ Speech recognition (cases in ``asr_cases``):
     asr_accuracy             WER and word timing on the sample call, against faster-whisper
     asr_speed                seconds per file, against faster-whisper on the same weights
     asr_long                 long calls: loops, words over non-speech, WER per decoding setting
+    model_table              which Whisper model as the default? WER, time, RSS per model, `witness FILE` runs
 Diarization and the merge (cases in ``diarization_cases``; stereo calls in ``stereo_cases``):
     measure_diarization      DER over the dev set per model pair and clustering setting (tuning)
     measure_segmentation     how much of the reference speech the segmentation model hears
