@@ -8,6 +8,7 @@ window embedded on files over 3 minutes) and are cached with the reference turns
 
     PYTHONPATH=. python scripts/measure_counting.py --sets dev,tune --scores      # why they merge
     PYTHONPATH=. python scripts/measure_counting.py --sets dev,tune --thresholds 0.5,0.6
+    PYTHONPATH=. python scripts/measure_counting.py --sets tune --snorm-thresholds 4,6 --penalties 0,3
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --write-cohort    # the shipped cohort
     PYTHONPATH=. python scripts/measure_counting.py --sets check -v               # the verdict
     PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav [--bench-cohort none]  # time, RSS
@@ -362,6 +363,7 @@ def main() -> None:
     parser.add_argument("--cohorts", help="comma-separated cohort files ('none': no s-norm merge)")
     parser.add_argument("--snorm-thresholds", help="comma-separated s-norm merge thresholds")
     parser.add_argument("--tops", help="comma-separated cohort top-N sizes")
+    parser.add_argument("--penalties", help="comma-separated cannot-link penalties (0: none)")
     parser.add_argument("--counters", help="comma-separated count checks forced on AHC: eigengap, silhouette")
     parser.add_argument("--write-cohort", action="store_true", help="build the cohort from these sets (tune!)")
     parser.add_argument("--group", type=int, default=8, help="embeddings per cohort row")
@@ -385,7 +387,8 @@ def main() -> None:
     if args.scores:
         print_scores(diarizer, items, args.cache)
     for clustering in _grid(args, diarizer.config.clustering):
-        label = ", ".join(f"{k} {getattr(clustering, k)}" for k in ("threshold", "cohort", "cohort_top", "snorm_threshold"))
+        label = ", ".join(f"{k} {getattr(clustering, k)}" for k in (
+            "threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty"))
         for counter in args.counters.split(",") if args.counters else [None]:
             score(diarizer, items, args.cache, clustering, label + (f", count by {counter}" if counter else ""),
                   args.verbose, counter)
@@ -415,11 +418,11 @@ def _grid(args, base):
     """Every clustering setting asked for, as variants of ``base``."""
     def values(text, kind):
         return [None] if not text else [kind(x) for x in text.split(",")]
-    for threshold, cohort, snorm, top in itertools.product(
+    for threshold, cohort, snorm, top, penalty in itertools.product(
             values(args.thresholds, float), values(args.cohorts, str), values(args.snorm_thresholds, float),
-            values(args.tops, int)):
+            values(args.tops, int), values(args.penalties, float)):
         changes = {"threshold": threshold, "cohort": "" if cohort == "none" else cohort,
-                   "snorm_threshold": snorm, "cohort_top": top}
+                   "snorm_threshold": snorm, "cohort_top": top, "cannot_link_penalty": penalty}
         yield replace(base, **{k: v for k, v in changes.items() if v is not None})
 
 

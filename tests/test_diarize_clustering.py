@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -185,19 +187,50 @@ def test_the_shipped_cohort_is_campplus_sized_with_its_provenance():
     assert len(provenance["rows"]) == len(cohort) and provenance["corpus"]["part"] == "tune"
 
 
+def _clips(campplus_reference, rows):
+    clips = campplus_reference["embeddings"][rows].astype(np.float64)
+    return clips / np.linalg.norm(clips, axis=1, keepdims=True)
+
+
 def test_snorm_merge_joins_one_voice_and_keeps_two_apart(campplus_reference):
     """Real CAM++ clips: clips 1 and 2 are one woman of the sample call, clip 3 a man of
     devcall_01; a cluster per clip, the s-norm merge joins only the first two."""
-    from witness.diarize.clustering import ScoreMerge, load_cohort, merge_by_snorm
+    from witness.diarize.clustering import merge_by_snorm, score_merge
 
-    clips = campplus_reference["embeddings"][[1, 2, 3]].astype(np.float64)
-    normed = clips / np.linalg.norm(clips, axis=1, keepdims=True)
-    merge = ScoreMerge(load_cohort(CAMPPLUS_CLUSTERING.cohort), CAMPPLUS_CLUSTERING.cohort_top,
-                       CAMPPLUS_CLUSTERING.snorm_threshold)
-    labels = merge_by_snorm(normed, np.arange(3), merge.cohort, merge.top, merge.threshold)
+    normed = _clips(campplus_reference, [1, 2, 3])
+    merge = score_merge(CAMPPLUS_CLUSTERING)
+    assert merge.penalty == CAMPPLUS_CLUSTERING.cannot_link_penalty > 0
+    labels = merge_by_snorm(normed, np.arange(3), merge)
     assert same_partition(labels, [0, 0, 1])
-    forced = merge_by_snorm(normed, np.arange(3), merge.cohort, merge.top, -np.inf, floor=1)
+    forced = merge_by_snorm(normed, np.arange(3), dataclasses.replace(merge, threshold=-np.inf), floor=1)
     assert same_partition(forced, [0, 0, 0])  # a --max-speakers 1 merges on
+
+
+def test_a_cannot_link_lowers_the_merge_score_by_the_penalty(campplus_reference):
+    """Real CAM++ clips 1 and 2 (one woman) score about 16 by s-norm; with the merge's cut
+    between 16 - penalty and 16 they join, unless segmentation heard them in one window."""
+    from witness.diarize.clustering import merge_by_snorm, score_merge, snorm_scores
+
+    normed = _clips(campplus_reference, [1, 2, 3])
+    merge = score_merge(CAMPPLUS_CLUSTERING)
+    pair = snorm_scores(normed, merge.cohort, merge.top)[0, 1]
+    cut = dataclasses.replace(merge, threshold=pair - merge.penalty / 2)
+    assert same_partition(merge_by_snorm(normed, np.arange(3), cut), [0, 0, 1])
+    rivals = np.array([[1, 0]])  # clip 2 and clip 1 as two local speakers of one window
+    assert same_partition(merge_by_snorm(normed, np.arange(3), cut, rivals=rivals), [0, 1, 2])
+    forced = merge_by_snorm(normed, np.arange(3), dataclasses.replace(cut, threshold=-np.inf), floor=1, rivals=rivals)
+    assert same_partition(forced, [0, 0, 0])  # the bounds still win over a cannot-link
+
+
+def test_rival_pairs_are_local_speakers_of_one_window():
+    from witness.diarize.clustering import TrainingSet, rival_pairs
+
+    chunk = np.array([4, 0, 4, 1, 4, 0])
+    speaker = np.array([0, 1, 1, 0, 2, 0])
+    train = TrainingSet(np.zeros((6, 2), dtype=np.float32), chunk, speaker)
+    pairs = {tuple(sorted(p)) for p in rival_pairs(train).tolist()}
+    assert pairs == {(0, 2), (0, 4), (2, 4), (1, 5)}
+    assert rival_pairs(TrainingSet(np.zeros((0, 2), dtype=np.float32), chunk[:0], speaker[:0])).shape == (0, 2)
 
 
 @pytest.mark.parametrize("bounds, count", [(SpeakerBounds(num_speakers=1), 1), (SpeakerBounds(num_speakers=4), 4),

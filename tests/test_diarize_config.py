@@ -26,14 +26,15 @@ def test_the_defaults_are_what_runs_by_default():
         "long_file_windows": 180,
         "clustering": {
             "method": "ahc",
-            "threshold": 0.5,
+            "threshold": 0.45,
             "linkage": "centroid",
             "min_cluster_size": 3,
             "min_active_ratio": 0.2,
             "constrained_assignment": True,
             "cohort": "campplus_cohort.npy",
             "cohort_top": 20,
-            "snorm_threshold": 6.0,
+            "snorm_threshold": 5.0,
+            "cannot_link_penalty": 3.0,
         },
         "piece_clustering": dataclasses.asdict(ClusteringConfig()),
     }
@@ -69,10 +70,11 @@ def test_each_embedding_model_has_its_own_clustering():
     campplus = config_for("campplus")  # tuned on the dev set: see the docstring in config.py
     assert campplus.clustering == CAMPPLUS_CLUSTERING and campplus.piece_clustering == ClusteringConfig()
     assert (CAMPPLUS_CLUSTERING.method, CAMPPLUS_CLUSTERING.threshold, CAMPPLUS_CLUSTERING.min_cluster_size) == (
-        "ahc", 0.5, 3)
-    assert (CAMPPLUS_CLUSTERING.cohort, CAMPPLUS_CLUSTERING.cohort_top, CAMPPLUS_CLUSTERING.snorm_threshold) == (
-        "campplus_cohort.npy", 20, 6.0)
+        "ahc", 0.45, 3)
+    assert (CAMPPLUS_CLUSTERING.cohort, CAMPPLUS_CLUSTERING.cohort_top, CAMPPLUS_CLUSTERING.snorm_threshold,
+            CAMPPLUS_CLUSTERING.cannot_link_penalty) == ("campplus_cohort.npy", 20, 5.0, 3.0)
     assert ClusteringConfig().cohort == "" and ClusteringConfig().threshold == 0.7  # AHC alone for the others
+    assert ClusteringConfig().cannot_link_penalty == 0.0
     with pytest.raises(ValueError, match="xvector"):
         config_for("xvector")
     with pytest.raises(ValueError, match="window step"):

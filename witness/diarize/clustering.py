@@ -9,7 +9,9 @@
 3. The count (CAM++): AHC over-clusters, then ``merge_by_snorm`` joins the pair of clusters
    whose centroids score highest by adaptive s-norm against a cohort of other speakers'
    embeddings shipped in witness/diarize/data (so the cut moves with the call's band and
-   noise), while that score is above ``snorm_threshold``.
+   noise), while that score is above ``snorm_threshold``. A cannot-link from segmentation:
+   two local speakers of one window are two people, so a pair of clusters holding two local
+   speakers of one window scores ``cannot_link_penalty`` lower.
 4. ``--num-speakers``/``--min-speakers``/``--max-speakers`` bounds, then every (window, local
    speaker), filtered out or not, goes to its closest centroid (``assign``).
 Nothing here modifies the caller's arrays.
@@ -48,11 +50,13 @@ class TrainingSet:
 @dataclass(frozen=True)
 class ScoreMerge:
     """Merging after AHC (``merge_by_snorm``): cohort (m, dim) float64 unit rows, the
-    ``top`` cohort scores that normalise each centroid, and the s-norm score to merge above."""
+    ``top`` cohort scores that normalise each centroid, the s-norm score to merge above, and
+    what a pair of clusters holding two local speakers of one window loses from its score."""
 
     cohort: np.ndarray
     top: int
     threshold: float
+    penalty: float = 0.0
 
 
 @lru_cache(maxsize=4)
@@ -66,7 +70,8 @@ def score_merge(config: ClusteringConfig) -> ScoreMerge | None:
     """The s-norm merge ``config`` asks for (None when it names no cohort)."""
     if not config.cohort:
         return None
-    return ScoreMerge(load_cohort(config.cohort), config.cohort_top, config.snorm_threshold)
+    return ScoreMerge(load_cohort(config.cohort), config.cohort_top, config.snorm_threshold,
+                      config.cannot_link_penalty)
 
 
 def filter_embeddings(
@@ -187,8 +192,11 @@ def ahc_clusters_found(
     min_cluster_size: int = 1,
     bounds: SpeakerBounds = SpeakerBounds(),
     merge: ScoreMerge | None = None,
+    rivals: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int]:
-    """``ahc_clusters`` and the number of large clusters the threshold gave before ``bounds``."""
+    """``ahc_clusters`` and the number of large clusters the threshold gave before ``bounds``;
+    ``rivals`` ((p, 2) indices of embeddings of two local speakers of one window) feed the
+    merge's cannot-link."""
     n = len(embeddings)
     if n < 2:
         return np.zeros(n, dtype=np.int64), n
@@ -197,11 +205,11 @@ def ahc_clusters_found(
     dendrogram = _dendrogram(normed, method)
     labels = _merge_small(normed, fcluster(dendrogram, threshold, criterion="distance"), min_size)
     if merge is not None:
-        labels = merge_by_snorm(normed, labels, merge.cohort, merge.top, merge.threshold)
+        labels = merge_by_snorm(normed, labels, merge, rivals=rivals)
     num_large = int(labels.max()) + 1
     target = bounds.within(n).forced_count(num_large)
     if target is not None and target < num_large and merge is not None:
-        labels = merge_by_snorm(normed, labels, merge.cohort, merge.top, -np.inf, floor=target)
+        labels = merge_by_snorm(normed, labels, replace(merge, threshold=-np.inf), floor=target, rivals=rivals)
     elif target is not None and num_large != target:
         labels = _merge_small(normed, _cut_for_count(dendrogram, threshold, target, min_size), min_size)
     return labels, num_large
@@ -217,17 +225,37 @@ def snorm_scores(centroids: np.ndarray, cohort: np.ndarray, top: int) -> np.ndar
     return 0.5 * ((raw - mean[:, None]) / spread[:, None] + (raw - mean[None, :]) / spread[None, :])
 
 
-def merge_by_snorm(normed: np.ndarray, labels: np.ndarray, cohort: np.ndarray, top: int,
-                   threshold: float, floor: int = 1) -> np.ndarray:
-    """Merge the two clusters whose centroids score highest (``snorm_scores``) while that
-    score is above ``threshold`` and more than ``floor`` clusters are left."""
+def rival_pairs(train: TrainingSet) -> np.ndarray:
+    """(p, 2) int64 indices of training embeddings of two different local speakers of one
+    window: segmentation heard two people there, so they are not one speaker."""
+    order = np.argsort(train.chunk_idx, kind="stable")  # one row per (window, local speaker)
+    chunks = train.chunk_idx[order]
+    most = int(np.bincount(chunks).max()) if len(chunks) else 0  # rows of the fullest window
+    pairs = [np.stack([order[:-gap], order[gap:]], axis=1)[chunks[:-gap] == chunks[gap:]] for gap in range(1, most)]
+    return np.concatenate(pairs).astype(np.int64) if pairs else np.zeros((0, 2), dtype=np.int64)
+
+
+def _linked(labels: np.ndarray, rivals: np.ndarray | None, k: int) -> np.ndarray:
+    """(k, k) bool: clusters holding the two sides of some rival pair."""
+    linked = np.zeros((k, k), dtype=bool)
+    if rivals is not None and len(rivals):
+        linked[labels[rivals[:, 0]], labels[rivals[:, 1]]] = True
+    return linked | linked.T
+
+
+def merge_by_snorm(normed: np.ndarray, labels: np.ndarray, merge: ScoreMerge, floor: int = 1,
+                   rivals: np.ndarray | None = None) -> np.ndarray:
+    """Merge the two clusters whose centroids score highest (``snorm_scores``, less
+    ``merge.penalty`` for clusters holding two sides of a ``rivals`` pair) while that score is
+    above ``merge.threshold`` and more than ``floor`` clusters are left."""
     labels = _renumber(labels)
     while labels.max() + 1 > floor:
         k = int(labels.max()) + 1
-        scores = snorm_scores(_normalized(label_centroids(normed, labels, k)), cohort, top)
+        scores = snorm_scores(_normalized(label_centroids(normed, labels, k)), merge.cohort, merge.top)
+        scores -= merge.penalty * _linked(labels, rivals, k)
         np.fill_diagonal(scores, -np.inf)
         a, b = np.unravel_index(np.argmax(scores), scores.shape)
-        if scores[a, b] < threshold:
+        if scores[a, b] < merge.threshold:
             break
         labels = _renumber(np.where(labels == max(a, b), min(a, b), labels))
     return labels
@@ -258,10 +286,12 @@ def cluster(
     if n < 2 or min(n, bounds.high) < 2:  # one speaker, as pyannote: no clustering
         fallback = _fallback_centroid(embeddings, train, active)
         found = int(active.any()) if n < 2 else ahc_clusters_found(
-            train.embeddings, config.threshold, config.linkage, config.min_cluster_size, merge=score_merge(config))[1]
+            train.embeddings, config.threshold, config.linkage, config.min_cluster_size, merge=score_merge(config),
+            rivals=rival_pairs(train))[1]
         return replace(assign(embeddings, fallback, active, constrained=False), found=found)
     labels, found = ahc_clusters_found(
-        train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds, score_merge(config))
+        train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds, score_merge(config),
+        rival_pairs(train))
     centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
     clusters = assign(embeddings, centroids, active, config.constrained_assignment)
     return replace(clusters, hard=_fill_unembedded(clusters.hard, embeddings, segmentations, active), found=found)
