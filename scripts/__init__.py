@@ -25,8 +25,9 @@ Diarization and the merge (cases in ``diarization_cases``; stereo calls in ``ste
     calibrate_voices         the known-voice threshold, on the dev set
     measure_corpus           where the diarization error is on a corpus part: DER split and count, per condition
     sherpa_compare           sherpa-onnx with Witness's two models (its own venv), for comparison
-The tuning corpus: make_corpus generates it (speech from corpus_sources, conditions from
-corpus_acoustics) into ~/.cache/witness/corpus/v1/{tune,check}; tune on tune only.
+The tuning corpus: make_corpus generates it (speech from corpus_sources for v1, corpus_librispeech
+for v2; conditions from corpus_acoustics) into ~/.cache/witness/corpus/VERSION/{tune,check}; tune
+on tune only.
 Both engines' models:
     measure_model_memory     what each model needs in memory (the figures of the VRAM estimate)
 References the tests compare with (torch, run once): campplus_reference, make_segmentation_reference.

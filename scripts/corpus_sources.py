@@ -178,21 +178,25 @@ def _transcribe_stream(job: tuple[Path, Path, list[Path]]) -> None:
     print(f"  transcribed {len(files)} files from {files[0].name}", flush=True)
 
 
-def transcribe_pieces(root: Path, cache: Path, workers: int = 2) -> list[dict]:
-    """Every file cut into pieces at its pauses, with Whisper tiny.en's words (cached)."""
+def whisper_words(root: Path, files: list[Path], cache: Path, workers: int = 2) -> dict[Path, list[Word]]:
+    """Whisper tiny.en's timed words of each file (transcribed in streams of 12, cached)."""
     from multiprocessing import get_context
 
-    files = source_files(root)
     (cache / "words").mkdir(parents=True, exist_ok=True)
     todo = [f for f in files if not _file_cache(cache, f).exists()]
     if todo:
         jobs = [(root, cache, todo[i:i + 12]) for i in range(0, len(todo), 12)]
         with get_context("spawn").Pool(workers) as pool:
             pool.map(_transcribe_stream, jobs)
+    return {f: [Word(*w) for w in json.loads(_file_cache(cache, f).read_text())] for f in files}
+
+
+def transcribe_pieces(root: Path, cache: Path, workers: int = 2) -> list[dict]:
+    """Every file cut into pieces at its pauses, with Whisper tiny.en's words (cached)."""
+    words = whisper_words(root, source_files(root), cache, workers)
     pieces = []
-    for f in files:
-        words = [Word(*w) for w in json.loads(_file_cache(cache, f).read_text())]
-        pieces += [asdict(p) for p in _pieces(str(f.relative_to(root)), _speaker(f), load_audio(f).samples, words)]
+    for f, mine in words.items():
+        pieces += [asdict(p) for p in _pieces(str(f.relative_to(root)), _speaker(f), load_audio(f).samples, mine)]
     return pieces
 
 

@@ -6,8 +6,16 @@ transcripts, shaped like users' calls, split by speaker into a tuning part and a
     pip install -e '.[corpus]'                     # pyroomacoustics (room reverberation)
     PYTHONPATH=. python scripts/make_corpus.py --source /path/to/Resemblyzer
 
+    # v2: human transcripts, several recordings per speaker (``corpus_librispeech``)
+    git clone https://github.com/felixbastian/Speaker_partition_module /path/to/Speaker_partition_module
+    PYTHONPATH=. python scripts/make_corpus.py --version v2 --source /path/to/Speaker_partition_module
+
 Deterministic for a given source and ``--seed``. The speech comes from the source's real
-recordings (``corpus_sources``: 261 LibriSpeech speakers); nothing is committed.
+recordings (v1, ``corpus_sources``: 261 LibriSpeech speakers, 251 of them with one utterance,
+transcribed by Whisper tiny.en; v2, ``corpus_librispeech``: 20 LibriSpeech dev-clean speakers
+with 36-101 utterances each and their human transcripts); nothing is committed. ``RECIPES``
+holds what differs between the versions (parts' minutes, call lengths, reuse); the rest of
+this docstring describes v1, and v2 where it says so.
 
 Layout (``--out``, default ``${XDG_CACHE_HOME:-~/.cache}/witness/corpus/v1``)::
 
@@ -39,6 +47,11 @@ minutes); across calls of a part a recording is used 3 times at most. The long c
 repeat each speaker's recordings (tune: up to 5 times; check: up to 8, its 30 minutes about 4 times over) once they are used up: ``repeated_share``
 says how much, and repeated audio makes clustering easier than real.
 
+v2: its 20 speakers have 7.5 min each, so no call repeats a recording (``repeated_share`` 0);
+a recording serves at most 2 calls of its part; ordinary calls last 1-15 min (median 3); the
+long calls hold all 10 speakers of a part (tune: 60 min, check: 30 min); sexes are
+LibriSpeech's own (``sex`` in speaker_info); each utterance's text is the human transcript.
+
 Speakers are split by speaker (sex-balanced, seeded): tune only on ``tune``. Each call's
 speakers share a sex (by F0) and are picked by CAM++ similarity to the first; most calls have
 2 speakers, some 3-6, and each part has one long call (check: 30 min, 10 speakers).
@@ -49,13 +62,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from scripts import corpus_librispeech, corpus_sources
 from scripts.corpus_acoustics import draw_conditions, render
-from scripts.corpus_sources import LICENCE, transcribe_pieces, voice_prints
+from scripts.corpus_sources import LICENCE
 from witness.audio import SAMPLE_RATE, load_audio, write_wav
 
 VERSION = "v1"
@@ -66,21 +81,48 @@ SPEAKER_COUNTS = ([2, 3, 4, 5, 6], [0.6, 0.15, 0.13, 0.06, 0.06])
 PARTS = {"tune": (70.0, 15.0, 8, 0.55, 5), "check": (40.0, 30.0, 10, 0.45, 8)}
 
 
-def default_out() -> Path:
+@dataclass(frozen=True)
+class Recipe:
+    """What a corpus version takes from where, and how much of it."""
+
+    sources: object  # the module giving transcribe_pieces(root, cache) and voice_prints(root, cache)
+    parts: dict  # as PARTS
+    max_uses: int  # how often one recording may be used across the calls of a part
+    length: tuple[float, float, float, float]  # ordinary call seconds: lognormal median, sigma, min, max
+    source: str
+    transcript: str
+
+
+RECIPES = {
+    "v1": Recipe(corpus_sources, PARTS, 3, (150, 0.5, 60, 420), "resemble-ai/Resemblyzer audio_data (LibriSpeech)",
+                 "Whisper tiny.en (faster-whisper int8) on the clean source recording"),
+    # 20 speakers with 36-101 recordings each (7.5 min): the long calls hold all 10 of a part and
+    # repeat nothing; a recording serves at most 2 calls of its part.
+    "v2": Recipe(corpus_librispeech, {"tune": (45.0, 60.0, 10, 0.5, 1), "check": (45.0, 30.0, 10, 0.5, 1)}, 2,
+                 (180, 0.6, 60, 900), corpus_librispeech.SOURCE, corpus_librispeech.TRANSCRIPT),
+}
+
+
+def default_out(version: str = VERSION) -> Path:
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "witness" / "corpus" / VERSION
+    return cache / "witness" / "corpus" / version
 
 
-def split_speakers(speakers: dict, seed: int) -> dict[str, list[str]]:
+def _sex(info: dict) -> str:
+    """The speaker's sex: the source's own (v2), else the one estimated from F0 (v1)."""
+    return info.get("sex") or info["sex_from_f0"]
+
+
+def split_speakers(speakers: dict, seed: int, shares: dict = PARTS) -> dict[str, list[str]]:
     """Each sex and subset shuffled and cut by the parts' shares."""
     rng = np.random.default_rng([seed, 1])
-    parts: dict[str, list[str]] = {p: [] for p in PARTS}
+    parts: dict[str, list[str]] = {p: [] for p in shares}
     groups: dict[tuple, list[str]] = {}
     for spk, info in sorted(speakers.items()):
-        groups.setdefault((info["sex_from_f0"], info["subset"]), []).append(spk)
+        groups.setdefault((_sex(info), info["subset"]), []).append(spk)
     for members in groups.values():
         members = list(rng.permutation(members))
-        cut = int(round(len(members) * PARTS["tune"][3]))
+        cut = int(round(len(members) * shares["tune"][3]))
         parts["tune"] += members[:cut]
         parts["check"] += members[cut:]
     return {p: sorted(v) for p, v in parts.items()}
@@ -129,7 +171,7 @@ def choose_speakers(n: int, material: Material, info: dict, prints: dict, rng, r
     if richest:
         left = sorted(left, key=lambda s: -material.seconds(s))[: 2 * n]
     first = str(rng.choice(left))
-    same = [s for s in left if s != first and info[s]["sex_from_f0"] == info[first]["sex_from_f0"]]
+    same = [s for s in left if s != first and _sex(info[s]) == _sex(info[first])]
     if len(same) < n - 1:
         same = [s for s in left if s != first]
     chosen = [first]
@@ -257,7 +299,7 @@ def _utterances(events, material) -> tuple[list[dict], float]:
         seen.add(e["piece"])
         out.append({"speaker": e["speaker"], "start": round(start, 3), "end": round(end, 3), "text": p["text"],
                     "kind": e["kind"], "source": p["source"], "source_samples": [p["start"], p["end"]],
-                    "licence": LICENCE})
+                    "licence": p.get("licence", LICENCE)})
     return out, repeated
 
 
@@ -271,7 +313,7 @@ def write_call(folder: Path, uri: str, mix, turns, utterances, meta: dict) -> No
 
 
 def make_call(folder: Path, uri: str, speakers: list[str], material: Material, info: dict, target: float,
-              repeats: int, rng, root: Path) -> dict:
+              repeats: int, rng, root: Path, transcript: str) -> dict:
     events = build_timeline(speakers, material, target, repeats, rng)
     speakers = [s for s in speakers if any(e["speaker"] == s for e in events)]  # a long call may not reach all
     for e in events:
@@ -282,7 +324,7 @@ def make_call(folder: Path, uri: str, speakers: list[str], material: Material, i
     utterances, repeated = _utterances(events, material)
     speech = sum(b - a for a, b, _ in turns)
     entry = {"uri": uri, "duration": round(len(mix) / SAMPLE_RATE, 3), "num_speakers": len(speakers),
-             "speakers": speakers, "sexes": [info[s]["sex_from_f0"] for s in speakers],
+             "speakers": speakers, "sexes": [_sex(info[s]) for s in speakers],
              "band": cond.band, "bitrate": cond.bitrate, "snr_db": cond.snr_db, "noise": cond.noise,
              "reverb_rt60": cond.reverb_rt60, "level_db": cond.level_db,
              "overlap_seconds": round(overlap_seconds(turns), 3),
@@ -291,31 +333,33 @@ def make_call(folder: Path, uri: str, speakers: list[str], material: Material, i
              "speech_seconds": round(speech, 3), "repeated_share": round(repeated / max(speech, 1e-9), 3)}
     meta = {**entry, "sample_rate": SAMPLE_RATE, "rooms": cond.room,
             "speaker_info": {s: info[s] for s in speakers},
-            "transcript": "Whisper tiny.en (faster-whisper int8) on the clean source recording",
+            "transcript": transcript,
             "note": "times are exact sample positions of the placed recordings; turns are their speech regions"}
     write_call(folder, uri, mix, turns, utterances, meta)
     return entry
 
 
 def make_part(part: str, out: Path, material: Material, info: dict, prints: dict, seed: int, root: Path,
-              scale: float = 1.0) -> list[dict]:
-    minutes, long_minutes, long_speakers, _, long_repeats = PARTS[part]
+              recipe: Recipe, scale: float = 1.0) -> list[dict]:
+    minutes, long_minutes, long_speakers, _, long_repeats = recipe.parts[part]
     minutes, long_minutes = minutes * scale, long_minutes * scale
     folder = out / part
     folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng([seed, 2, list(PARTS).index(part)])
+    rng = np.random.default_rng([seed, 2, list(recipe.parts).index(part)])
     speakers = choose_speakers(long_speakers, material, info, prints, rng, richest=True)
-    entries = [make_call(folder, f"{part}_long", speakers, material, info, long_minutes * 60, long_repeats, rng, root)]
+    entries = [make_call(folder, f"{part}_long", speakers, material, info, long_minutes * 60, long_repeats, rng, root,
+                         recipe.transcript)]
     print(f"  {part}_long: {entries[0]['duration'] / 60:.1f} min, {long_speakers} speakers", flush=True)
     total = 0.0
     while total < minutes * 60:
         n = int(rng.choice(SPEAKER_COUNTS[0], p=SPEAKER_COUNTS[1]))
         if sum(material.seconds(s) > 3.0 for s in material.by_speaker) < n:
             break
-        target = float(np.clip(rng.lognormal(np.log(150), 0.5), 60, 420))
+        median, sigma, shortest, longest = recipe.length
+        target = float(np.clip(rng.lognormal(np.log(median), sigma), shortest, longest))
         speakers = choose_speakers(n, material, info, prints, rng)
         uri = f"{part}_{len(entries):03d}"
-        entries.append(make_call(folder, uri, speakers, material, info, target, 1, rng, root))
+        entries.append(make_call(folder, uri, speakers, material, info, target, 1, rng, root, recipe.transcript))
         total += entries[-1]["duration"]
         print(f"  {uri}: {entries[-1]['duration']:.0f} s, {n} speakers, {entries[-1]['band']}", flush=True)
     for e in entries:
@@ -325,33 +369,35 @@ def make_part(part: str, out: Path, material: Material, info: dict, prints: dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, required=True, help="a checkout of resemble-ai/Resemblyzer")
-    parser.add_argument("--out", type=Path, default=default_out())
+    parser.add_argument("--source", type=Path, required=True,
+                        help="v1: a checkout of resemble-ai/Resemblyzer; v2: a folder with LibriSpeech/ below it")
+    parser.add_argument("--version", choices=sorted(RECIPES), default=VERSION)
+    parser.add_argument("--out", type=Path, help="default: ~/.cache/witness/corpus/VERSION")
     parser.add_argument("--seed", type=int, default=2222)
     parser.add_argument("--parts", default="tune,check", help="which parts to (re)write")
     parser.add_argument("--scale", type=float, default=1.0, help="the parts' minutes times this (a quick trial)")
     args = parser.parse_args()
-    cache = args.out.parent / "sources"
-    pieces = transcribe_pieces(args.source, cache)
-    info, rows = voice_prints(args.source, cache)
+    recipe, out = RECIPES[args.version], args.out or default_out(args.version)
+    cache = out.parent / "sources"
+    pieces = recipe.sources.transcribe_pieces(args.source, cache)
+    info, rows = recipe.sources.voice_prints(args.source, cache)
     prints = dict(zip(sorted(info), rows))
-    split = split_speakers(info, args.seed)
+    split = split_speakers(info, args.seed, recipe.parts)
     entries = []
     for part in args.parts.split(","):
-        material = Material(pieces, split[part], max_uses=3)
-        entries += make_part(part, args.out, material, info, prints, args.seed, args.source, args.scale)
+        material = Material(pieces, split[part], max_uses=recipe.max_uses)
+        entries += make_part(part, out, material, info, prints, args.seed, args.source, recipe, args.scale)
     for part in args.parts.split(","):
         mine = [e for e in entries if e["part"] == part]
-        (args.out / part / "index.json").write_text(json.dumps(
-            {"version": VERSION, "seed": args.seed, "part": part, "speakers": split[part], "calls": mine}, indent=1))
-    root_index = args.out / "index.json"
+        (out / part / "index.json").write_text(json.dumps(
+            {"version": args.version, "seed": args.seed, "part": part, "speakers": split[part], "calls": mine}, indent=1))
+    root_index = out / "index.json"
     kept = json.loads(root_index.read_text())["calls"] if root_index.exists() else []
     entries = [e for e in kept if e["part"] not in args.parts.split(",")] + entries  # parts not rewritten stay
-    index = {"version": VERSION, "seed": args.seed, "source": "resemble-ai/Resemblyzer audio_data (LibriSpeech)",
-             "parts": split, "calls": entries}
-    (args.out / "index.json").write_text(json.dumps(index, indent=1))
+    index = {"version": args.version, "seed": args.seed, "source": recipe.source, "parts": split, "calls": entries}
+    (out / "index.json").write_text(json.dumps(index, indent=1))
     hours = sum(e["duration"] for e in entries) / 3600
-    print(f"{len(entries)} calls, {hours:.2f} h in {args.out}")
+    print(f"{len(entries)} calls, {hours:.2f} h in {out}")
 
 
 if __name__ == "__main__":

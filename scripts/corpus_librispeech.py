@@ -1,0 +1,192 @@
+"""The speech of corpus v2 (``make_corpus --version v2``): LibriSpeech recordings in
+LibriSpeech's own layout, with their HUMAN transcripts and several recordings per speaker.
+
+A source folder holds, anywhere below it, ``LibriSpeech/SPEAKERS.TXT`` and
+``LibriSpeech/<subset>/<speaker>/<chapter>/<speaker>-<chapter>-<n>.{flac,wav,mp3}`` with
+``<speaker>-<chapter>.trans.txt`` beside. The one used (``SOURCE``): the 20 dev-clean speakers
+(10 F, 10 M; 1313 utterances, 2.5 h, 36-101 utterances each) that
+felixbastian/Speaker_partition_module keeps in ``data/LibriSpeech`` as 40 kb/s MP3 (in files
+named .wav). LibriSpeech is CC BY 4.0 (openslr.org/12); sexes come from its SPEAKERS.TXT.
+
+    git clone https://github.com/felixbastian/Speaker_partition_module /work/corpus-src/Speaker_partition_module
+
+Each recording is cut into pieces at its pauses, and each piece's text is the human words it
+holds. Where those words fall in time comes from Whisper tiny.en's timed words matched to the
+human transcript (difflib): a pause becomes a cut only where the human words on both sides of
+it are matched and lie on their own side; elsewhere the stretches stay one piece, so a piece's
+text is never a guess. Single matched words with quiet on both sides are the short words for
+backchannels and rapid exchanges, only words such as "yes", "no", "well", "oh", "right" (``SHORT``;
+read speech has no "mm-hm").
+Whisper's words are cached in ``<cache>/words`` (as for v1).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from scripts.corpus_sources import BACKCHANNELS, Piece, _key, median_f0, short_words, speech_regions, whisper_words
+from witness.audio import SAMPLE_RATE, load_audio
+from witness.transcript import Word
+
+SOURCE = "felixbastian/Speaker_partition_module data/LibriSpeech (LibriSpeech dev-clean, 20 speakers, MP3 40 kb/s)"
+TRANSCRIPT = ("LibriSpeech's human transcript; each piece holds the human words between its cuts (cuts only "
+              "at pauses that Whisper tiny.en's words matched to the transcript confirm)")
+PAD = 800  # 50 ms of room each side of a piece's speech
+SLACK = 0.15  # seconds a matched word's edge may reach into the pause it is cut at
+MIN_MATCHED = 0.5  # below this share of matched words a recording stays whole
+_ID = re.compile(r"^(\d+)-(\d+)-(\d+)$")
+# the words that may stand alone as a backchannel or a rapid turn (read speech has no "mm-hm")
+SHORT = BACKCHANNELS | {"aye", "eh", "hey", "hello", "really", "quite", "exactly", "certainly", "ha", "nay", "thanks",
+                        "please", "alas", "hush", "ay", "oho", "ahem"}
+
+
+def source_files(root: Path) -> list[Path]:
+    files = sorted(f for f in root.glob("**/LibriSpeech/*/*/*/*") if _ID.match(f.stem)
+                   and f.suffix.lower() in (".flac", ".wav", ".mp3"))
+    if not files:
+        raise SystemExit(f"{root}: no LibriSpeech/<subset>/<speaker>/<chapter>/ recordings below it")
+    return files
+
+
+def transcripts(files: list[Path]) -> dict[Path, str]:
+    """Each recording's human transcript, from the chapter's .trans.txt."""
+    text: dict[str, str] = {}
+    for trans in sorted({f.parent / f"{f.parent.parent.name}-{f.parent.name}.trans.txt" for f in files}):
+        for line in trans.read_text().splitlines():
+            if line.strip():
+                utt, _, said = line.strip().partition(" ")
+                text[utt] = said
+    missing = [f for f in files if f.stem not in text]
+    if missing:
+        raise SystemExit(f"{missing[0]}: no line for it in its chapter's .trans.txt")
+    return {f: text[f.stem] for f in files}
+
+
+def speaker_table(files: list[Path]) -> dict[str, dict]:
+    """SPEAKERS.TXT of each LibriSpeech folder: speaker id -> sex, subset, reader's name."""
+    table = {}
+    for listing in sorted({f.parents[3] / "SPEAKERS.TXT" for f in files}):
+        for line in listing.read_text().splitlines():
+            cells = [c.strip() for c in line.split("|")]
+            if line.startswith(";") or len(cells) < 5:
+                continue
+            table[cells[0]] = {"sex": cells[1], "subset": cells[2], "name": cells[4]}
+    return table
+
+
+def _speaker(path: Path) -> str:
+    return "ls" + path.stem.split("-")[0]
+
+
+def licence(path: Path, table: dict[str, dict]) -> str:
+    spk = path.stem.split("-")[0]
+    row = table.get(spk, {})
+    return (f"LibriSpeech {row.get('subset', path.parents[2].name)} {path.stem}, read by {row.get('name', spk)} "
+            f"(LibriVox, public domain); LibriSpeech (openslr.org/12) is CC BY 4.0")
+
+
+def _norm(word: str) -> str:
+    return re.sub(r"[^a-z0-9']", "", word.lower())
+
+
+def align(human: list[str], heard: list[Word]) -> list[Word | None]:
+    """For each human word, Whisper's timed word it matches (same spelling, in order), or None."""
+    out: list[Word | None] = [None] * len(human)
+    matcher = difflib.SequenceMatcher(None, [_norm(w) for w in human], [_norm(w.text) for w in heard], autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            out[block.a + k] = heard[block.b + k]
+    return out
+
+
+def cuts(regions: list[tuple[int, int]], timed: list[Word | None]) -> list[tuple[int, int]]:
+    """The sure cuts: (index of the last region before the pause, number of human words before
+    it), where the matched words next to each other straddle that pause."""
+    matched = [(i, w) for i, w in enumerate(timed) if w is not None]
+    found = []
+    for k in range(len(regions) - 1):
+        gap_a, gap_b = regions[k][1] / SAMPLE_RATE, regions[k + 1][0] / SAMPLE_RATE
+        mid = (gap_a + gap_b) / 2
+        before = [(i, w) for i, w in matched if (w.start + w.end) / 2 < mid]
+        after = [(i, w) for i, w in matched if (w.start + w.end) / 2 >= mid]
+        if before and after and after[0][0] == before[-1][0] + 1 \
+                and before[-1][1].end <= gap_a + SLACK and after[0][1].start >= gap_b - SLACK:
+            found.append((k, after[0][0]))
+    return found
+
+
+def pieces_of(rel: str, speaker: str, samples: np.ndarray, text: str, heard: list[Word]) -> list[Piece]:
+    """One recording's pieces (cut at sure pauses; whole when too few words match) and its
+    short words."""
+    human = text.split()
+    timed = align(human, heard)
+    regions = speech_regions(samples)
+    if not regions:
+        return []
+    sure = cuts(regions, timed) if sum(w is not None for w in timed) >= MIN_MATCHED * len(human) else []
+    out, first_region, first_word = [], 0, 0
+    for k, words_before in sure + [(len(regions) - 1, len(human))]:
+        lo = max(0, regions[first_region][0] - PAD)
+        hi = min(len(samples), regions[k][1] + PAD)
+        inner = speech_regions(samples[lo:hi], 0.15)
+        said = human[first_word:words_before]
+        if said and inner:
+            out.append(Piece(rel, speaker, lo, hi, " ".join(said), len(said), inner, False))
+        first_region, first_word = k + 1, words_before
+    singles = [Word(w.start, w.end, h) for h, w in zip(human, timed) if w is not None and _norm(h) in SHORT]
+    return out + short_words(rel, speaker, samples, singles)
+
+
+def transcribe_pieces(root: Path, cache: Path, workers: int = 2) -> list[dict]:
+    """Every recording's pieces with the human words and their licence."""
+    files = source_files(root)
+    text, table = transcripts(files), speaker_table(files)
+    heard = whisper_words(root, files, cache, workers)
+    pieces = []
+    for f in files:
+        for p in pieces_of(str(f.relative_to(root)), _speaker(f), load_audio(f).samples, text[f], heard[f]):
+            pieces.append({**asdict(p), "licence": licence(f, table)})
+    return pieces
+
+
+def voice_prints(root: Path, cache: Path, seconds: float = 6.0) -> tuple[dict, np.ndarray]:
+    """Per speaker: sex (SPEAKERS.TXT), median F0, seconds of speech, subset; and the CAM++
+    centroid of the first ``seconds`` of each recording (rows in sorted speaker order; cached)."""
+    files = source_files(root)
+    key = _key(files, root)
+    meta, prints = cache / f"speakers-v2-{key}.json", cache / f"speakers-v2-{key}.npy"
+    if meta.exists() and prints.exists():
+        return json.loads(meta.read_text()), np.load(prints)
+    from witness.diarize.embedding import CamPlusPlusEmbedder
+    from witness.models.campplus_onnx import campplus_onnx_path
+
+    table = speaker_table(files)
+    embedder = CamPlusPlusEmbedder(campplus_onnx_path(None), threads=2)
+    found: dict[str, dict] = {}
+    for i, f in enumerate(files):
+        samples = load_audio(f).samples
+        e = found.setdefault(_speaker(f), {"f0": [], "vec": [], "seconds": 0.0, "recordings": 0})
+        e["f0"].append(median_f0(samples))
+        e["vec"].append(embedder.embed(samples[None, : int(seconds * SAMPLE_RATE)])[0])
+        e["seconds"] += len(samples) / SAMPLE_RATE
+        e["recordings"] += 1
+        if i % 100 == 0:
+            print(f"  voice print {i + 1}/{len(files)}", flush=True)
+    speakers, rows = {}, []
+    for spk in sorted(found):
+        e, row = found[spk], table[spk[2:]]
+        speakers[spk] = {"sex": row["sex"], "f0": round(float(np.nanmedian(e["f0"])), 1),
+                         "seconds": round(e["seconds"], 2), "recordings": e["recordings"], "subset": row["subset"],
+                         "licence": f"LibriSpeech {row['subset']}, read by {row['name']}; CC BY 4.0"}
+        c = np.nanmean(np.stack(e["vec"]), axis=0)
+        rows.append(c / np.linalg.norm(c))
+    cache.mkdir(parents=True, exist_ok=True)
+    meta.write_text(json.dumps(speakers))
+    np.save(prints, np.stack(rows))
+    return speakers, np.stack(rows)
