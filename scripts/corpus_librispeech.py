@@ -23,14 +23,14 @@ Whisper's words are cached in ``<cache>/words`` (as for v1).
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
-from scripts.corpus_sources import BACKCHANNELS, Piece, _key, median_f0, short_words, speech_regions, whisper_words
+from scripts.corpus_sources import (BACKCHANNELS, Piece, _key, short_words, speaker_prints, speech_regions,
+                                    whisper_words)
 from witness.audio import SAMPLE_RATE, load_audio
 from witness.transcript import Word
 
@@ -156,37 +156,15 @@ def transcribe_pieces(root: Path, cache: Path, workers: int = 2) -> list[dict]:
 
 
 def voice_prints(root: Path, cache: Path, seconds: float = 6.0) -> tuple[dict, np.ndarray]:
-    """Per speaker: sex (SPEAKERS.TXT), median F0, seconds of speech, subset; and the CAM++
-    centroid of the first ``seconds`` of each recording (rows in sorted speaker order; cached)."""
+    """Per speaker: sex (SPEAKERS.TXT), median F0, seconds of speech, recordings, subset; and
+    the CAM++ centroid of the first ``seconds`` of each recording (sorted speaker order; cached)."""
     files = source_files(root)
-    key = _key(files, root)
-    meta, prints = cache / f"speakers-v2-{key}.json", cache / f"speakers-v2-{key}.npy"
-    if meta.exists() and prints.exists():
-        return json.loads(meta.read_text()), np.load(prints)
-    from witness.diarize.embedding import CamPlusPlusEmbedder
-    from witness.models.campplus_onnx import campplus_onnx_path
-
     table = speaker_table(files)
-    embedder = CamPlusPlusEmbedder(campplus_onnx_path(None), threads=2)
-    found: dict[str, dict] = {}
-    for i, f in enumerate(files):
-        samples = load_audio(f).samples
-        e = found.setdefault(_speaker(f), {"f0": [], "vec": [], "seconds": 0.0, "recordings": 0})
-        e["f0"].append(median_f0(samples))
-        e["vec"].append(embedder.embed(samples[None, : int(seconds * SAMPLE_RATE)])[0])
-        e["seconds"] += len(samples) / SAMPLE_RATE
-        e["recordings"] += 1
-        if i % 100 == 0:
-            print(f"  voice print {i + 1}/{len(files)}", flush=True)
-    speakers, rows = {}, []
-    for spk in sorted(found):
-        e, row = found[spk], table[spk[2:]]
-        speakers[spk] = {"sex": row["sex"], "f0": round(float(np.nanmedian(e["f0"])), 1),
-                         "seconds": round(e["seconds"], 2), "recordings": e["recordings"], "subset": row["subset"],
-                         "licence": f"LibriSpeech {row['subset']}, read by {row['name']}; CC BY 4.0"}
-        c = np.nanmean(np.stack(e["vec"]), axis=0)
-        rows.append(c / np.linalg.norm(c))
-    cache.mkdir(parents=True, exist_ok=True)
-    meta.write_text(json.dumps(speakers))
-    np.save(prints, np.stack(rows))
-    return speakers, np.stack(rows)
+
+    def describe(speaker: str, found: dict) -> dict:
+        row = table[speaker[2:]]
+        return {"sex": row["sex"], "f0": round(float(np.nanmedian(found["f0"])), 1), "seconds": round(found["seconds"], 2),
+                "recordings": len(found["files"]), "subset": row["subset"],
+                "licence": f"LibriSpeech {row['subset']}, read by {row['name']}; CC BY 4.0"}
+
+    return speaker_prints(files, cache, f"speakers-v2-{_key(files, root)}", _speaker, describe, seconds)

@@ -200,12 +200,12 @@ def transcribe_pieces(root: Path, cache: Path, workers: int = 2) -> list[dict]:
     return pieces
 
 
-def voice_prints(root: Path, cache: Path, seconds: float = 6.0) -> tuple[dict, np.ndarray]:
-    """Per speaker: median F0, sex estimated from it, seconds of speech; and the CAM++
-    centroid of the first ``seconds`` of each file (rows in sorted speaker order; cached)."""
-    files = source_files(root)
-    key = _key(files, root)
-    meta, prints = cache / f"speakers-{key}.json", cache / f"speakers-{key}.npy"
+def speaker_prints(files: list[Path], cache: Path, name: str, speaker_of, describe,
+                   seconds: float = 6.0) -> tuple[dict, np.ndarray]:
+    """Per speaker (``speaker_of(file)``): ``describe(speaker, found)`` of what was found
+    ({"f0": each file's median F0, "vec", "seconds" of audio, "files"}); and the CAM++ centroid
+    of the first ``seconds`` of each file (rows in sorted speaker order). Cached as ``name``."""
+    meta, prints = cache / f"{name}.json", cache / f"{name}.npy"
     if meta.exists() and prints.exists():
         return json.loads(meta.read_text()), np.load(prints)
     from witness.diarize.embedding import CamPlusPlusEmbedder
@@ -215,22 +215,32 @@ def voice_prints(root: Path, cache: Path, seconds: float = 6.0) -> tuple[dict, n
     found: dict[str, dict] = {}
     for i, f in enumerate(files):
         samples = load_audio(f).samples
-        e = found.setdefault(_speaker(f), {"f0": [], "vec": [], "seconds": 0.0,
-                                           "subset": "test-other" if "test-other" in str(f) else "train-clean-100"})
+        e = found.setdefault(speaker_of(f), {"f0": [], "vec": [], "seconds": 0.0, "files": []})
         e["f0"].append(median_f0(samples))
         e["vec"].append(embedder.embed(samples[None, : int(seconds * SAMPLE_RATE)])[0])
         e["seconds"] += len(samples) / SAMPLE_RATE
+        e["files"].append(f)
         if i % 25 == 0:
             print(f"  voice print {i + 1}/{len(files)}", flush=True)
     speakers, rows = {}, []
     for spk in sorted(found):
-        e = found[spk]
-        f0 = float(np.nanmedian(e["f0"]))
-        speakers[spk] = {"f0": round(f0, 1), "sex_from_f0": "M" if f0 < MALE_BELOW_HZ else "F",
-                         "seconds": round(e["seconds"], 2), "subset": e["subset"], "licence": LICENCE}
-        c = np.nanmean(np.stack(e["vec"]), axis=0)
+        speakers[spk] = describe(spk, found[spk])
+        c = np.nanmean(np.stack(found[spk]["vec"]), axis=0)
         rows.append(c / np.linalg.norm(c))
     cache.mkdir(parents=True, exist_ok=True)
     meta.write_text(json.dumps(speakers))
     np.save(prints, np.stack(rows))
     return speakers, np.stack(rows)
+
+
+def _describe(speaker: str, found: dict) -> dict:
+    f0 = float(np.nanmedian(found["f0"]))
+    return {"f0": round(f0, 1), "sex_from_f0": "M" if f0 < MALE_BELOW_HZ else "F", "seconds": round(found["seconds"], 2),
+            "subset": "test-other" if "test-other" in str(found["files"][0]) else "train-clean-100", "licence": LICENCE}
+
+
+def voice_prints(root: Path, cache: Path, seconds: float = 6.0) -> tuple[dict, np.ndarray]:
+    """Per speaker: median F0, sex estimated from it, seconds of speech; and the CAM++
+    centroid of the first ``seconds`` of each file (rows in sorted speaker order; cached)."""
+    files = source_files(root)
+    return speaker_prints(files, cache, f"speakers-{_key(files, root)}", _speaker, _describe, seconds)
