@@ -86,6 +86,28 @@ def write_wav(path: str | Path, samples: np.ndarray) -> Path:
     return Path(path)
 
 
+def write_float_wav(path: str | Path, samples: np.ndarray, rate: int, name: str) -> Path:
+    """``samples`` ((n,) mono or (n, 2) frames, floats at ``rate`` Hz) as a float32 WAV,
+    exactly (decoding reads them back as they were); InputError naming ``name`` for an
+    array that is not one of those shapes or holds no samples."""
+    frames = np.asarray(samples, dtype=np.float32)
+    if frames.ndim == 1:
+        frames = frames[:, None]
+    if frames.ndim != 2 or frames.shape[1] not in (1, 2) or not frames.shape[0]:
+        raise InputError(f"samples must be a non-empty (n,) or (n, 2) array, not shape {np.shape(samples)}", name)
+    if not isinstance(rate, int) or isinstance(rate, bool) or rate < 1:
+        raise InputError(f"sample_rate must be a whole number of Hz, not {rate!r}", name)
+    with open(path, "wb") as out:
+        data = frames.astype("<f4").tobytes()
+        channels = frames.shape[1]
+        out.write(b"RIFF" + (36 + len(data)).to_bytes(4, "little") + b"WAVEfmt ")
+        out.write((16).to_bytes(4, "little") + (3).to_bytes(2, "little") + channels.to_bytes(2, "little"))
+        out.write(rate.to_bytes(4, "little") + (rate * 4 * channels).to_bytes(4, "little"))
+        out.write((4 * channels).to_bytes(2, "little") + (32).to_bytes(2, "little"))
+        out.write(b"data" + len(data).to_bytes(4, "little") + data)
+    return Path(path)
+
+
 def decode_to_file(path: str | Path, dest: str | Path,
                    stereo_dest: str | Path | None = None) -> tuple[AudioInfo, int]:
     """Decode ``path`` to 16 kHz mono float32 written straight into ``dest`` (raw samples),

@@ -19,6 +19,19 @@ class WitnessError(Exception):
         self.message = message
         super().__init__(f"{self.path}: {message}" if self.path else message)
 
+    def named(self, path: str | Path) -> "WitnessError":
+        """The same error about ``path`` (e.g. a temporary copy's error naming the input
+        as the user gave it), whatever arguments its class takes."""
+        other = _blank(type(self), self.__dict__)
+        other.path = str(path)
+        other.args = (f"{other.path}: {self.message}",)
+        return other
+
+    def __reduce__(self):
+        """Pickled (a worker's error crossing to the parent) as its fields, not as its
+        constructor's arguments, which differ between the subclasses."""
+        return _blank, (type(self), self.__dict__, self.args)
+
 
 class InputError(WitnessError):
     """Bad input file (audio, transcript, RTTM, STM): exit code 2."""
@@ -46,6 +59,14 @@ class ModelNotHere(ModelError):
     def __init__(self, name: str, hint: str, offline: bool):
         self.name, self.hint, self.offline = name, hint, offline
         super().__init__(f"model {name} is not here{' and witness is offline' if offline else ''}: {hint}")
+
+
+def _blank(cls: type[WitnessError], fields: dict, args: tuple = ()) -> WitnessError:
+    """An error of ``cls`` with ``fields``, made without calling its constructor."""
+    error = cls.__new__(cls)
+    error.__dict__.update(fields)
+    error.args = args
+    return error
 
 
 def internal_error(exc: BaseException, path: str | Path | None) -> WitnessError:

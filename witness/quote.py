@@ -82,6 +82,10 @@ class Quote:
     before: tuple[Utterance, ...] = ()
     after: tuple[Utterance, ...] = ()
 
+    def __str__(self) -> str:
+        """As ``witness quote`` prints it: the hit's line, with its context lines."""
+        return format_quotes([self]).rstrip("\n")
+
 
 def audio_end(transcript: Transcript) -> float:
     """The end of the audio: its duration, or the last utterance's end if that is later."""

@@ -174,7 +174,7 @@ class EngineActor:
                 self.engines[name] = self.factories[name](self.jobs[name])
             return self.engines[name](audio, None)
         except WitnessError as exc:
-            raise type(exc)(exc.message, exc.path or path) from None
+            raise (exc if exc.path else exc.named(path)) from None
         except Exception as exc:  # a bug or a library error: this file fails, the actor lives on
             raise WitnessError(f"{name} failed: {type(exc).__name__}: {exc}", path) from None
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import signal
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -126,8 +127,10 @@ class Job:
 @dataclass(frozen=True)
 class Event:
     """What a worker says about the job ``key``: "start" (it began; payload None),
-    "progress" (payload (stage, completed, total)), "done" (payload the result) or "error"
-    (payload the WitnessError). A worker answers its jobs in the order they were submitted."""
+    "progress" (payload (stage, completed, total)), "done" (payload the result), "error"
+    (payload the WitnessError) or "log" (a log line: (logger name, level, text), which
+    ``next_event`` logs here and never returns). A worker answers its jobs in the order
+    they were submitted."""
 
     kind: str
     key: str
@@ -166,12 +169,17 @@ class Worker:
     def next_event(self, timeout: float = 0.2) -> Event | None:
         """The worker's next event, or None after ``timeout`` s without one; WorkerDied
         (naming the job it was running, if any) once the process has ended."""
-        try:
-            ready = self._events.poll(timeout)
-            event = self._events.recv() if ready else None
-        except (EOFError, OSError):
-            event = None
-            ready = True
+        while True:
+            try:
+                ready = self._events.poll(timeout)
+                event = self._events.recv() if ready else None
+            except (EOFError, OSError):
+                event = None
+                ready = True
+            if event is None or event.kind != "log":
+                break
+            _relog(*event.payload)
+            timeout = 0  # a log line is no answer: look again for what came after it
         if event is None:
             if ready or not self._process.is_alive():
                 self._process.join(1.0)
@@ -252,27 +260,54 @@ def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events, l
     A parent that is gone (killed outright) ends the worker quietly: nobody is listening."""
     for stop in (signal.SIGINT, signal.SIGTERM):  # stopping is the parent's to handle (it closes us)
         signal.signal(stop, signal.SIG_IGN)
-    namer = _FileNamer()
-    logging.basicConfig(level=level, format="witness: %(file)s%(message)s")  # the parent's level and stderr
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(namer)
+    events = _Sender(events)
+    namer = _ToParent(events)
+    root = logging.getLogger()
+    root.setLevel(level)  # the parent's level (-v, --debug); the parent's handlers print, or not
+    root.addHandler(namer)
     try:
         _answer_jobs(name, factory, args, inbox, events, namer)
     except (BrokenPipeError, ConnectionResetError, EOFError):
         pass
 
 
-class _FileNamer(logging.Filter):
-    """Names the file of the job at hand (``key``) at the start of each log line."""
+class _Sender:
+    """The worker's end of the event pipe, for the job's thread and any a library logs from."""
 
-    key = ""
+    def __init__(self, connection) -> None:
+        self._connection = connection
+        self._lock = threading.Lock()
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.file = f"{self.key}: " if self.key else ""
-        return True
+    def send(self, event: Event) -> None:
+        with self._lock:
+            self._connection.send(event)
 
 
-def _answer_jobs(name: str, factory: Callable[..., Any], args: tuple, inbox, events, namer: _FileNamer) -> None:
+class _ToParent(logging.Handler):
+    """A worker's log records, sent to the parent as "log" events (its logging prints them,
+    or nothing: the Python API prints nothing unless asked), each line naming the file of
+    the job at hand (``key``)."""
+
+    def __init__(self, events: _Sender) -> None:
+        super().__init__()
+        self.events = events
+        self.key = ""
+        self.setFormatter(logging.Formatter("%(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = f"{self.key}: {self.format(record)}" if self.key else self.format(record)
+            self.events.send(Event("log", self.key, (record.name, record.levelno, text)))
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass  # the parent is gone: nobody to tell
+
+
+def _relog(name: str, level: int, text: str) -> None:
+    """A worker's log line, logged in this process as if it were its own."""
+    logging.getLogger(name).log(level, "%s", text)
+
+
+def _answer_jobs(name: str, factory: Callable[..., Any], args: tuple, inbox, events, namer: _ToParent) -> None:
     engine = None
     while (job := _next_job(inbox)) is not None:
         namer.key = job.key
@@ -285,7 +320,7 @@ def _answer_jobs(name: str, factory: Callable[..., Any], args: tuple, inbox, eve
         except (BrokenPipeError, ConnectionResetError):
             raise
         except WitnessError as exc:  # the same kind (exit code), naming the file the job was for
-            events.send(Event("error", job.key, type(exc)(exc.message, exc.path or job.key)))
+            events.send(Event("error", job.key, exc if exc.path else exc.named(job.key)))
         except Exception as exc:  # a bug or a library error: reported, the worker lives on
             log.debug("%s failed", name, exc_info=exc)  # the traceback, with --debug
             events.send(Event("error", job.key, WitnessError(f"{name} failed: {type(exc).__name__}: {exc}", job.key)))

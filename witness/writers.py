@@ -230,12 +230,14 @@ def check_not_inputs(outputs: Iterable[str | Path], inputs: Iterable[str | Path]
                              "or --force say; choose another -o folder", path)
 
 
-def write_outputs(transcript: Transcript, paths: Sequence[Path], page: PageSource | None = None) -> list[Path]:
-    """Write each path (its extension picks the format; an html page plays ``page``'s
-    audio): all of them or none. Everything is rendered first, then written together
-    (``fileio.write_together``); WitnessError naming the folder when the disk refuses
-    (full, read-only), with nothing left behind."""
-    texts = [render(p.suffix[1:], transcript, page, p.parent) for p in paths]
+def write_outputs(transcript: Transcript, paths: Sequence[Path], page: PageSource | None = None,
+                  formats: Sequence[str] | None = None) -> list[Path]:
+    """Write each path (its extension picks the format, or ``formats`` does; an html page
+    plays ``page``'s audio): all of them or none. Everything is rendered first, then written
+    together (``fileio.write_together``); WitnessError naming the folder when the disk
+    refuses (full, read-only), with nothing left behind."""
+    formats = formats or [p.suffix[1:] for p in paths]
+    texts = [render(fmt, transcript, page, p.parent) for p, fmt in zip(paths, formats)]
     try:
         write_together(list(zip(paths, texts)))
     except OSError as exc:

@@ -10,6 +10,7 @@ model runs on the CPU with one warning line naming the provider and the reason.
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,13 @@ PREFERENCE = (MIGRAPHX, ROCM, CUDA, COREML, CPU)
 NAMES = {"cpu": CPU, "cuda": CUDA, "migraphx": MIGRAPHX, "rocm": ROCM, "coreml": COREML}
 GPU_PROVIDERS = frozenset({CUDA, MIGRAPHX, ROCM})
 CPU_ON_MIGRAPHX = frozenset({"segmentation", "vad"})  # roles kept on the CPU under MIGraphX
+
+
+def quiet_runtime() -> None:
+    """ONNX Runtime's telemetry off (unless the environment says otherwise), for this process
+    and the workers it starts: it keeps a device id in the user's cache and prints a coloured
+    warning when it cannot (a read-only HOME); a transcriber of calls has no use for it."""
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 
 @dataclass(frozen=True)

@@ -45,4 +45,4 @@ def readable(path: Path) -> Iterator[Path]:
         except WitnessError as exc:
             if exc.path != str(copy):
                 raise
-            raise type(exc)(exc.message, path) from None
+            raise exc.named(path) from None

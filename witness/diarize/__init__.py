@@ -16,3 +16,20 @@ Model-free numerical stages, one module each (importing this package loads nothi
   (window, local speaker).
 - ``reconstruct``: clustered windows -> regular and exclusive speaker turns.
 """
+
+import sys
+import types
+
+
+class _CallableModule(types.ModuleType):
+    """``witness.diarize`` is this package and the API's ``witness.diarize(audio, ...)`` at
+    once: the package attribute is set to the package whenever it is imported, so the
+    function is reached by calling the package."""
+
+    def __call__(self, *args, **kwargs):
+        from witness.api import diarize
+
+        return diarize(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
