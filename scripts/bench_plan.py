@@ -73,12 +73,11 @@ def devices(transcript: dict) -> dict[str, str]:
 
 def intended(extra: list[str]) -> dict[str, str]:
     """The providers the diarization models should get here (what ``witness doctor`` shows)."""
-    from witness.cli.options import apply_engine_options
-    from witness.config import load_settings
+    from witness.options import settings_for
     from witness.orchestrate import find_devices
 
     device = extra[extra.index("--device") + 1] if "--device" in extra else None
-    found = find_devices(apply_engine_options(load_settings(None), device=device))
+    found = find_devices(settings_for({"device": device}))
     return {"segmentation": found.segmentation.short, "embedding": found.embedding.short}
 
 

@@ -215,19 +215,25 @@ def enroll(name: str, audio: Audio | Sequence[Audio], sample_rate: int | None = 
     alone, or one of several voices with ``speaker`` picking one) and save it, as ``witness
     enroll`` does: ``mode`` "new" refuses a name enrolled already, "add" adds these prints,
     "replace" starts over. Returns the saved voice (its ``path`` says where)."""
+    recordings = list(audio) if isinstance(audio, (list, tuple)) else [audio]
+    return enroll_with(name, recordings, settings_for(options, keyword), sample_rate, speaker, mode, hook)
+
+
+def enroll_with(name: str, recordings: Sequence[Audio], settings: Settings, sample_rate: int | None = None,
+                speaker: str | None = None, mode: str = "new", hook: Hook | None = None) -> Voice:
+    """``enroll`` with the settings made already (the command line's, its options spelled as flags)."""
     from witness.models.store import cached_sha256
     from witness.orchestrate import resolve_models
     from witness.voices.enroll import check_mode, enrolled, enrollment_print
     from witness.voices.store import check_name, read_voice, save_voice, voice_path
 
     check_name(name)
-    recordings = list(audio) if isinstance(audio, (list, tuple)) else [audio]
     if speaker is not None and len(recordings) > 1:
         raise UsageError("--speaker picks a speaker of one recording: give one AUDIO with it")
     path = voice_path(name)
     existing = read_voice(path) if path.is_file() else None
     check_mode(existing, mode)  # before diarizing anything
-    settings = enrollment_settings(settings_for(options, keyword))
+    settings = enrollment_settings(settings)
     model = resolve_models(settings, ("diarization",), model_progress(hook))["diarization"]
     with Witness.from_settings(settings, hook=hook) as w:
         prints = [enrollment_print(w.diarize(recording, sample_rate), speaker) for recording in recordings]

@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from witness import __version__
 from witness.config import Settings
@@ -31,10 +31,11 @@ from witness.errors import InputError, WitnessError, internal_error
 from witness.fileio import sha256_file
 from witness.flow import FileJob, FileResult
 from witness.manifest import MANIFEST_NAME, Manifest, ManifestRow
-from witness.progress import FileProgress, Progress
-from witness.ray_pool import RayOptions
 from witness.stop import StopSignals
 from witness.writers import PageSource, output_stems, write_outputs
+
+if TYPE_CHECKING:
+    from witness.api import Witness
 
 
 # What a folder is searched for (case-insensitive); files named on the command line, or
@@ -66,10 +67,7 @@ class BatchItem:
 @dataclass(frozen=True)
 class BatchOptions:
     force: bool = False  # redo files the manifest says are done; replace outputs it did not write
-    jobs: int = 0  # files in flight (decoded audio held in shared memory); 0: from the plan
-    retries: int = 1  # tries more for a file whose worker died of a signal
     html_audio: str = "embed"  # an html page's audio: embed or link (witness.writers.PageSource)
-    ray: RayOptions | None = None  # run on a Ray cluster (``witness.ray_pool``) instead of local workers
 
 
 def settings_hash(settings: Settings, diarize: bool = True) -> str:
@@ -133,30 +131,20 @@ def _expand(text: str) -> list[tuple[str, str]]:
 # --- running ----------------------------------------------------------------------------
 
 
-def run_batch(items: Sequence[BatchItem], out_dir: str | Path, settings: Settings, diarize: bool = True,
+def run_batch(items: Sequence[BatchItem], out_dir: str | Path, engine: Witness,
               options: BatchOptions = BatchOptions(), report: Callable[[ManifestRow], None] | None = None,
-              progress: FileProgress | None = None, model_progress: Progress | None = None,
               stop: StopSignals | None = None) -> tuple[ManifestRow, ...]:
-    """Transcribe ``items`` into ``out_dir`` and return one row per item (also appended to
-    the manifest and passed to ``report`` as each file finishes). Models load once, on the
-    first file that needs them. Ctrl-C or SIGTERM (KeyboardInterrupt; ``stop`` says which
-    came) or any error stops at once: finished files keep their outputs and rows, workers
-    are killed, the exception goes on. With ``options.ray`` the engines run on Ray actors;
-    this process still writes every output and row."""
-    from witness.orchestrate import Sources, run
-    from witness.ray_pool import run_on_ray
-
+    """Transcribe ``items`` into ``out_dir`` through ``engine`` (its ``run``: local workers or
+    a Ray cluster, its progress hook) and return one row per item (also appended to the
+    manifest and passed to ``report`` as each file finishes). Models load once, on the first
+    file that needs them. Ctrl-C or SIGTERM (KeyboardInterrupt; ``stop`` says which came) or
+    any error stops at once: finished files keep their outputs and rows, workers are
+    killed, the exception goes on. This process writes every output and row."""
     stop = stop if stop is not None else StopSignals()
     with stop.listening(), Manifest(Path(out_dir) / MANIFEST_NAME) as manifest:
         batch = _Batch(items, Path(out_dir), manifest, options, report, stop)
         todo = batch.triage()
-        if options.ray is not None:
-            results = run_on_ray(batch.jobs(todo), settings, options.ray, diarize=diarize, retries=options.retries,
-                                 model_progress=model_progress)
-        else:
-            results = run(batch.jobs(todo), settings, Sources(turns=diarize), jobs=options.jobs or None,
-                          retries=options.retries, progress=progress, model_progress=model_progress)
-        with contextlib.closing(results):
+        with contextlib.closing(engine.run(batch.jobs(todo))) as results:
             for result in results:
                 batch.finish(result)
         stop.check()

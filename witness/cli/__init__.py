@@ -142,9 +142,9 @@ def main(ctx: click.Context, debug: bool, verbose: bool, quiet: bool) -> None:
     witness eval der ref.rttm hyp.rttm    diarization error rate
     """
     _log_to_stderr(logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING)
-    # ONNX Runtime's telemetry keeps a device id in the user's cache and prints a coloured
-    # warning when it cannot (a read-only HOME); a transcriber of calls has no use for it.
-    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    from witness.accel.providers import quiet_runtime
+
+    quiet_runtime()
     ctx.obj = {"debug": debug, "verbose": verbose, "quiet": quiet}
 
 

@@ -9,10 +9,8 @@ from pathlib import Path
 import click
 
 from witness.cli.options import (
-    apply_engine_options, apply_voices, config_option, engine_options, html_audio_option, parse_formats,
-    voices_option)
+    config_option, engine_options, engine_settings, html_audio_option, parse_formats, voices_option)
 from witness.cli.progress import ProgressView, enabled
-from witness.config import load_settings
 from witness.fileio import check_output_folder
 from witness.writers import FORMATS, check_not_inputs
 
@@ -72,6 +70,7 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors
     a fresh worker; a bad file is reported and the batch goes on. Ctrl-C (or SIGTERM)
     stops cleanly.
     """
+    from witness.api import Witness
     from witness.batch import BatchOptions, StopSignals, find_items, run_batch, settings_hash, summarize
     from witness.ray_pool import RayOptions, import_ray
 
@@ -81,7 +80,7 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors
         ray = RayOptions(ray_address, ray_actors or 0, ray_gpus_per_actor)
     elif ray_actors is not None or ray_gpus_per_actor is not None:
         raise click.UsageError("--ray-actors and --ray-gpus-per-actor go with --ray ADDRESS")
-    settings = apply_voices(apply_engine_options(load_settings(config_file), **engine), voices)
+    settings = engine_settings(config_file, voices, **engine)
     items = find_items(inputs, formats or settings.output.formats, settings_hash(settings, not no_diarize))
     check_output_folder(output_dir)
     check_not_inputs([output_dir / out for item in items for out in item.outputs], [item.input for item in items])
@@ -90,9 +89,10 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors
     stopped_by = None
     stop = StopSignals()  # which signal stopped it (Ray's waits turn any KeyboardInterrupt into a plain one)
     try:
-        options = BatchOptions(force=force, jobs=jobs or 0, html_audio=html_audio, ray=ray)
-        run_batch(items, output_dir, settings, not no_diarize, options,
-                  report=view.row, progress=view.bar.file, model_progress=view.bar.model, stop=stop)
+        with Witness.from_settings(settings, no_diarize=no_diarize, hook=view.bar.hook, jobs=jobs, ray=ray,
+                                   keep_workers=False) as engine:
+            run_batch(items, output_dir, engine, BatchOptions(force=force, html_audio=html_audio),
+                      report=view.row, stop=stop)
     except KeyboardInterrupt:
         stopped_by = stop.received[0] if stop.received else signal.SIGINT
     finally:

@@ -10,9 +10,10 @@ from pathlib import Path
 import click
 
 from witness.cli.options import (
-    DEVICES, apply_voices, channels_option, check_device, check_models_dir, check_speaker_bounds, config_option,
-    embedding_option, output_files, segmentation_option, transcripts, voices_option)
+    DEVICES, channels_option, config_option, embedding_option, output_files, segmentation_option, transcripts,
+    voices_option)
 from witness.config import DiarizationSettings, load_settings
+from witness.options import apply_voices, check_device, check_models_dir, check_speaker_bounds, flag
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speaker
     Prints RTTM to stdout by default. Each file is done on its own: a bad file is reported in
     one line and the others still run (exit 2 if any failed; 1 if a model is missing or damaged).
     """
-    check_device(device)
+    check_device(device, flag)
     loaded = load_settings(config_file)
     settings = replace(loaded, diarization=_settings(
         loaded.diarization, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers,
@@ -99,17 +100,16 @@ def _settings(base: DiarizationSettings, **options) -> DiarizationSettings:
     """``base`` with every option given on the command line."""
     given = {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items() if v is not None}
     settings = replace(base, **given)
-    check_speaker_bounds(settings.num_speakers, settings.min_speakers, settings.max_speakers)
+    check_speaker_bounds(settings.num_speakers, settings.min_speakers, settings.max_speakers, flag)
     return settings
 
 
 def _run(ctx, files, settings, fmt: str, output_dir: Path | None, overwrite: bool) -> None:
     """Every file through the orchestrator with diarization alone; outputs as they finish."""
-    from witness.orchestrate import Sources
     from witness.writers import WRITERS, write_outputs
 
     outputs = output_files(files, output_dir, [fmt])
-    for path, t in transcripts(ctx, files, settings, Sources(words=False, turns=True), outputs, overwrite):
+    for path, t in transcripts(ctx, files, settings, outputs, overwrite, turns_only=True):
         info = t.engines["diarization"]
         if info.get("method") == "channels":
             log.info("%s: %d speakers, one per channel", path, len(t.speakers))

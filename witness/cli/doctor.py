@@ -7,8 +7,8 @@ import json
 
 import click
 
-from witness.cli.options import apply_engine_options, config_option, engine_options
-from witness.config import Settings, load_settings
+from witness.cli.options import config_option, engine_options, engine_settings
+from witness.config import Settings
 
 @click.command()
 @engine_options
@@ -23,7 +23,7 @@ def doctor(as_json, config_file, no_diarize, **engine):
       witness doctor
       witness doctor --device cpu --json
     """
-    settings = apply_engine_options(load_settings(config_file), **engine)
+    settings = engine_settings(config_file, **engine)
     report = diagnose(settings)
     click.echo(json.dumps(report, indent=2) if as_json else render(report))
 
@@ -161,7 +161,7 @@ def warmup(config_file, no_diarize, **engine):
     from witness.cli.progress import ProgressView, enabled
     from witness.orchestrate import Sources, warm_up
 
-    settings = apply_engine_options(load_settings(config_file), **engine)
+    settings = engine_settings(config_file, **engine)
     with ProgressView([], enabled(click.get_current_context())) as view:
         transcript = warm_up(settings, Sources(turns=not no_diarize), WARMUP_SECONDS, view.model)
     engines = transcript.engines

@@ -15,9 +15,9 @@ from witness.cli.progress import ProgressView, enabled
 
 def _checked_models_dir(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
     """``value``, once it and $WITNESS_MODELS_DIR (which the store reads itself) are folders."""
-    from witness.cli.options import check_models_dir
+    from witness.options import check_models_dir
 
-    check_models_dir(value)
+    check_models_dir(value, "--models-dir")
     return value
 
 

@@ -24,41 +24,6 @@ def config_option(help_text: str = "A TOML file of settings (see config/default.
     return click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), help=help_text)
 
 
-def check_speaker_bounds(num_speakers: int | None, min_speakers: int | None, max_speakers: int | None) -> None:
-    """UsageError (exit 2) when the speaker-count options contradict each other (0 or
-    None: not given)."""
-    if min_speakers and max_speakers and min_speakers > max_speakers:
-        raise click.UsageError(f"--min-speakers {min_speakers} exceeds --max-speakers {max_speakers}")
-    if num_speakers and max_speakers and num_speakers > max_speakers:
-        raise click.UsageError(f"--num-speakers {num_speakers} exceeds --max-speakers {max_speakers}")
-    if num_speakers and min_speakers and num_speakers < min_speakers:
-        raise click.UsageError(f"--num-speakers {num_speakers} is below --min-speakers {min_speakers}")
-
-
-def check_device(device: str | None) -> None:
-    """UsageError naming what is missing when an explicit ``--device`` cannot be had
-    (only ``auto`` falls back; ``cpu`` always can)."""
-    if device in (None, "auto", "cpu"):
-        return
-    from witness.accel.providers import INSTALL_HINT, NAMES, available_providers, short_name
-
-    available = available_providers()
-    if NAMES[device] not in available:
-        raise click.UsageError(
-            f"--device {device}: this onnxruntime build has no {NAMES[device]} (it offers "
-            f"{', '.join(short_name(p) for p in available)}); {INSTALL_HINT}, or use --device auto")
-
-
-def check_models_dir(models_dir: str | Path | None, given_as: str = "--models-dir") -> None:
-    """UsageError when ``models_dir`` (the option, or a config file's ``[models] dir``: as
-    ``given_as`` says) or $WITNESS_MODELS_DIR names no folder."""
-    import os
-
-    for value, hint in ((models_dir, given_as), (os.environ.get("WITNESS_MODELS_DIR"), "WITNESS_MODELS_DIR")):
-        if value and not Path(value).expanduser().is_dir():
-            raise click.UsageError(f"{hint} {value}: no such folder")
-
-
 def output_files(files: Sequence[Path], output_dir: Path | None, formats: Sequence[str],
                  also_read: Sequence[Path | None] = ()) -> dict[Path, list[Path]]:
     """Each FILE's outputs in ``output_dir`` (made and tried first; two inputs with the same
@@ -77,17 +42,27 @@ def output_files(files: Sequence[Path], output_dir: Path | None, formats: Sequen
     return outputs
 
 
-def transcripts(ctx: click.Context, files: Sequence[Path], settings, sources, outputs: Mapping[Path, list[Path]],
-                overwrite: bool) -> Iterator[tuple[Path, Transcript]]:
-    """(path, transcript) for each of ``files`` as it finishes, through the one orchestrator
-    (``witness.orchestrate.run``, the engines ``sources`` asks for) with progress on a
-    terminal; ``-`` is standard input. A file whose ``outputs`` exist (unless ``overwrite``)
-    is not run. A single file's error goes up (one line, its exit code); with several, each
-    is one line on stderr, the others still run, and the command exits 2 at the end.
-    ``--debug`` lets every error go up."""
+def engine_settings(config_file: Path | None, voices: str | None = None, **engine):
+    """The settings of a run with the engine options given on the command line (None: not
+    given), checked as the library checks the API's (``witness.options``), errors naming
+    the options as the command line spells them."""
+    from witness.options import flag, settings_for
+
+    return settings_for({**engine, "voices": voices, "config": config_file}, flag)
+
+
+def transcripts(ctx: click.Context, files: Sequence[Path], settings, outputs: Mapping[Path, list[Path]],
+                overwrite: bool, turns_only: bool = False, **witness) -> Iterator[tuple[Path, Transcript]]:
+    """(path, transcript) for each of ``files`` as it finishes, through the Python API
+    (``witness.Witness(...).run``: ``witness`` are its no_diarize, words and turns; with
+    ``turns_only`` diarization alone) with progress on a terminal; ``-`` is standard
+    input. A file whose ``outputs`` exist (unless ``overwrite``) is not run. A single
+    file's error goes up (one line, its exit code); with several, each is one line on
+    stderr, the others still run, and the command exits 2 at the end. ``--debug`` lets
+    every error go up."""
+    from witness.api import Witness
     from witness.cli.stdin import readable
     from witness.flow import FileJob
-    from witness.orchestrate import run
 
     failed = 0
     stop = stop_signals(ctx)
@@ -112,17 +87,18 @@ def transcripts(ctx: click.Context, files: Sequence[Path], settings, sources, ou
                     continue
                 yield FileJob(source)
 
-        view = stack.enter_context(ProgressView(list(given_as), enabled(ctx), len(sources.engines)))
-        results = stack.enter_context(contextlib.closing(run(
-            jobs(), settings, sources, jobs=None if len(files) > 1 else 1, retries=0,
-            progress=view.file, model_progress=view.model)))
+        engine = stack.enter_context(Witness.from_settings(settings, retries=0, keep_workers=False, **witness))
+        view = stack.enter_context(ProgressView(list(given_as), enabled(ctx), len(engine.engines(turns_only))))
+        engine.hook = view.hook
+        results = stack.enter_context(contextlib.closing(engine.run(
+            jobs(), turns_only=turns_only, jobs=None if len(files) > 1 else 1)))
         for result in results:
             stop.check()  # a Ctrl-C that native code swallowed (PyAV's resampler) stops it before writing
             view.file_done(result.path, result.error is None, result.transcript.audio.duration if result.transcript else 0.0)
             path, error = given_as[result.path], result.error
             if error is not None:
                 if error.path == result.path != str(path):  # standard input's temp copy: name it "-"
-                    error.path, error.args = str(path), (f"{path}: {error.message}",)
+                    error = error.named(path)
                 report(error)
             else:
                 yield path, result.transcript
@@ -219,19 +195,6 @@ def voices_option(function):
              "(default), none (keep SPEAKER_NN), or only these, e.g. --voices Diane,Sheila.")(function)
 
 
-def apply_voices(settings, voices: str | None):
-    """``settings`` with ``--voices`` (UsageError for a name no voice could have)."""
-    if voices is None:
-        return settings
-    from dataclasses import replace
-
-    from witness.voices.store import check_name, parse_use
-
-    for name in parse_use(voices) or ():
-        check_name(name)
-    return replace(settings, voices=replace(settings.voices, use=voices))
-
-
 def engine_options(function):
     """The options transcribe and batch share: models, devices, plan, speakers."""
     decorators = [
@@ -265,37 +228,3 @@ def engine_options(function):
     for decorator in reversed(decorators):
         function = decorator(function)
     return function
-
-
-def apply_engine_options(settings, model=None, language=None, num_speakers=None, min_speakers=None,
-                         max_speakers=None, device=None, serial=None, min_free_vram=None, threads=None,
-                         models_dir=None, offline=None, segmentation=None, embedding=None, channels=None, **_):
-    """``settings`` with the engine options given on the command line."""
-    from dataclasses import replace
-
-    s = settings
-    if model:
-        s = replace(s, asr=replace(s.asr, model=model))
-    if language:
-        s = replace(s, whisper=replace(s.whisper, language=language))
-    diar = {k: v for k, v in (("num_speakers", num_speakers), ("min_speakers", min_speakers),
-                              ("max_speakers", max_speakers), ("segmentation", segmentation),
-                              ("embedding", embedding), ("channels", channels)) if v is not None}
-    if device:
-        diar.update(segmentation_device=device, embedding_device=device)
-        if device == "cpu":
-            s = replace(s, whisper=replace(s.whisper, use_gpu=False))
-    if diar:
-        s = replace(s, diarization=replace(s.diarization, **diar))
-    d = s.diarization
-    check_speaker_bounds(d.num_speakers, d.min_speakers, d.max_speakers)
-    check_device(device)
-    plan = {k: v for k, v in (("mode", None if serial is None else ("serial" if serial else "parallel")),
-                              ("min_free_vram_gib", min_free_vram), ("threads", threads)) if v is not None}
-    if plan:
-        s = replace(s, plan=replace(s.plan, **plan))
-    models = {k: v for k, v in (("dir", models_dir), ("offline", offline)) if v is not None}
-    if models:
-        s = replace(s, models=replace(s.models, **{k: str(v) if k == "dir" else v for k, v in models.items()}))
-    check_models_dir(s.models.dir, "--models-dir" if models_dir is not None else "the config's [models] dir")
-    return s

@@ -77,6 +77,14 @@ class ProgressView:
                 self._bar = tqdm(total=self.count, unit="file", file=sys.stderr, dynamic_ncols=True, bar_format=fmt)
         return self._bar
 
+    def hook(self, step_name: str, step_artifact: object = None, *, file: str | None = None,
+             total: int | None = None, completed: int | None = None) -> None:
+        """The library's progress hook (``witness.progress.Hook``): a file's stage, or a model's."""
+        if file is None:
+            self.model(step_name, completed or 0, total or 0)
+        else:
+            self.file(file, step_name, completed or 0, total or 0)
+
     def model(self, stage: str, completed: int, total: int) -> None:
         """A model download or conversion: a bar of its own (bytes for downloads)."""
         if not self.on:

@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 
 from witness.errors import InputError
-from witness.quote import QuoteQuery, find_quotes, format_quotes, quotes_to_json
+from witness.document import Transcript
+from witness.quote import QuoteQuery, format_quotes, quotes_to_json
 from witness.timecode import parse_timestamp
-from witness.transcript import read_transcript
 
 
 @click.command("quote")
@@ -53,8 +53,8 @@ def quote(
         at=_seconds(at, "AT"), start=_seconds(start, "--from"), end=_seconds(end, "--to"),
         speaker=speaker, phrase=phrase, context=context,
     )
-    transcript = read_transcript(path)
-    quotes = find_quotes(transcript, query, str(path))
+    transcript = Transcript.read(path)
+    quotes = transcript.quote(query.at, query.start, query.end, query.speaker, query.phrase, query.context)
     if as_json:
         click.echo(quotes_to_json(quotes, query, str(path)), nl=False)
     else:

@@ -8,10 +8,9 @@ from pathlib import Path
 import click
 
 from witness.cli.options import (
-    apply_engine_options, apply_voices, config_option, engine_options, html_audio_option, output_files,
-    parse_formats, parse_speaker_names, transcripts, voices_option)
+    config_option, engine_options, engine_settings, html_audio_option, output_files, parse_formats,
+    parse_speaker_names, transcripts, voices_option)
 from witness.cli.stdin import STDIN
-from witness.config import load_settings
 from witness.writers import FORMATS, PageSource, render, write_outputs
 
 log = logging.getLogger(__name__)
@@ -63,20 +62,17 @@ def transcribe(ctx, files, output_dir, formats, overwrite, speaker_names, html_a
     another extension keep it: call.mp3.txt, call.m4a.txt); a bad file is reported in one
     line and the others still run (exit 2 if any failed).
     """
-    settings = apply_voices(apply_engine_options(load_settings(config_file), **engine), voices)
+    settings = engine_settings(config_file, voices, **engine)
     formats = formats or (settings.output.formats if output_dir else ("txt",))
     if output_dir is None and len(formats) > 1:
         raise click.BadParameter("several formats need -o DIR (stdout takes one)", param_hint="--format")
     if "html" in formats and html_audio == "link" and any(str(f) == STDIN for f in files):
         raise click.BadParameter("standard input (-) has no file a page could link to; use embed",
                                  param_hint="--html-audio")
-    from witness.orchestrate import Sources
-
-    turns = turns_file or (not no_diarize and words_file is None)  # --words alone: words only, as given
-    sources = Sources(words=words_file or True, turns=turns)
     outputs = output_files(files, output_dir, formats, (words_file, turns_file))
     labels = {name: label for label, name in speaker_names.items()}
-    for path, transcript in transcripts(ctx, files, settings, sources, outputs, overwrite):
+    for path, transcript in transcripts(ctx, files, settings, outputs, overwrite, no_diarize=no_diarize,
+                                        words=words_file, turns=turns_file):
         page = PageSource(Path(transcript.audio.path), html_audio, labels)  # the file decoded (for -, its copy)
         _emit(_named(transcript, path, speaker_names), path, files, outputs.get(path), formats, page)
 

@@ -7,14 +7,12 @@ batch, diarize; ``--voices none`` turns it off). Voices live in ``$WITNESS_VOICE
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from witness.cli.options import (
-    DEVICES, apply_engine_options, config_option, models_dir_option, offline_option, transcripts)
-from witness.config import load_settings
+from witness.cli.options import DEVICES, config_option, engine_settings, models_dir_option, offline_option
+from witness.cli.progress import ProgressView, enabled
 
 ENROLL_EXAMPLES = """
 \b
@@ -49,29 +47,14 @@ def enroll(ctx, name, audio, mode, speaker, models_dir, offline, device, config_
     speech or more is refused unless --speaker picks one. An enrolled NAME is never replaced
     silently: --add or --replace.
     """
-    from witness.errors import UsageError
-    from witness.models.store import cached_sha256
-    from witness.orchestrate import Sources, resolve_models
-    from witness.voices.enroll import check_mode, enrolled, enrollment_print
-    from witness.voices.store import check_name, read_voice, save_voice, voice_path
+    from witness.api import enroll_with
 
-    check_name(name)
-    if speaker is not None and len(audio) > 1:
-        raise UsageError("--speaker picks a speaker of one recording: give one AUDIO with it")
-    path = voice_path(name)
-    existing = read_voice(path) if path.is_file() else None
-    check_mode(existing, mode or "new")  # before diarizing anything
-    settings = apply_engine_options(load_settings(config_file), models_dir=models_dir, offline=offline, device=device)
-    settings = replace(settings, diarization=replace(settings.diarization, embedding="campplus", channels="mix"),
-                       voices=replace(settings.voices, use="none"))  # clusters (centroids) even on a stereo call
-    model = resolve_models(settings, ("diarization",))["diarization"]
-    prints = [enrollment_print(t, speaker)
-              for _, t in transcripts(ctx, audio, settings, Sources(words=False, turns=True), {}, False)]
-    voice = enrolled(name, prints, model.embedding, cached_sha256(model.embedding_path), existing, mode or "new")
-    saved = save_voice(voice)
-    seconds = sum(p.speech_seconds for p in prints)
-    click.echo(f"witness: enrolled {name}: {len(prints)} print{'s' * (len(prints) != 1)} "
-               f"({seconds:.1f} s of speech), {len(voice.prints)} in all, in {saved}", err=True)
+    settings = engine_settings(config_file, models_dir=models_dir, offline=offline, device=device)
+    with ProgressView([str(a) for a in audio], enabled(ctx), 1) as view:
+        voice = enroll_with(name, [str(a) for a in audio], settings, None, speaker, mode or "new", view.hook)
+    seconds = sum(p.speech_seconds for p in voice.prints[len(voice.prints) - len(audio):])
+    click.echo(f"witness: enrolled {name}: {len(audio)} print{'s' * (len(audio) != 1)} "
+               f"({seconds:.1f} s of speech), {len(voice.prints)} in all, in {voice.path}", err=True)
 
 
 @click.group("voices")
