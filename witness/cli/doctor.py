@@ -58,15 +58,20 @@ def diagnose(settings: Settings) -> dict:
 
 def _recommendation(gpus, gpu_backends) -> dict:
     """The Whisper model for this machine (``witness.asr.ladder.recommend``): the GPU with the
-    most free memory counts only when whisper.cpp was built with a GPU backend."""
+    most free memory counts only when whisper.cpp was built with a GPU backend; else the CPU
+    cores and the memory available now."""
     import os
+
+    import psutil
 
     from witness.accel.vram import GIB
     from witness.asr.ladder import recommend
 
     free = max((g.free / GIB for g in gpus), default=None) if gpu_backends else None
-    choice = recommend(free, os.cpu_count() or 1)
-    return {"model": choice.model, "reason": choice.reason}
+    cores, ram = os.cpu_count() or 1, psutil.virtual_memory().available / GIB
+    choice = recommend(free, cores, ram)
+    return {"model": choice.model, "reason": choice.reason, "gpu_free_gib": None if free is None else round(free, 1),
+            "cpu_cores": cores, "ram_available_gib": round(ram, 1)}
 
 
 def _whisper_probe(settings: Settings) -> dict:
