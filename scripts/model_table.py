@@ -6,9 +6,9 @@ sample call, ``--no-diarize`` and the full job.
 Runs are interleaved (for each file and mode, every model in turn, the order rotated from
 file to file), so load from other work on a shared machine hits all models alike: compare
 the models within one run, not with another run's figures. Per run: wall seconds, CPU
-seconds of the process tree (``os.wait4``: the process and the workers it waited for) and
-its largest process's peak RSS (``ru_maxrss``; with ``--no-diarize`` that is the ASR
-worker, model loaded). WER twice: each spoken digit one word (the issue's measure) and as
+seconds of the process tree (``os.wait4``: the process and the workers it waited for), and
+the peak RSS of its largest process (with ``--no-diarize`` the ASR worker, model loaded) and
+of the whole tree, sampled every 0.5 s. WER twice: each spoken digit one word (the issue's measure) and as
 ``witness eval wer`` scores (a digit run one word). Models are resolved (converted) before
 timing. Results go to OUT/runs.jsonl; a second call with the same OUT only runs what is
 missing, then prints the table.
@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
@@ -36,6 +38,7 @@ from witness.evaluate.wder import score_words  # noqa: E402
 from witness.evaluate.words import words_from_stm, words_from_transcript  # noqa: E402
 from witness.transcript import read_transcript  # noqa: E402
 
+MIB = 2**20
 MODES = {"asr": ["--no-diarize"], "full": []}
 
 
@@ -46,14 +49,35 @@ def run_one(call: Path, model: str, mode: str, args: argparse.Namespace) -> dict
            "--model", model, "--threads", str(args.threads), *MODES[mode], *args.extra]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
+    largest = tree = 0
+    while True:  # RSS sampled: ru_maxrss would report this script's own, inherited across fork and exec
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        rss = _rss(psutil.Process(proc.pid))
+        largest, tree = max([largest, *rss]), max(tree, sum(rss))
+        time.sleep(0.5)
     wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise SystemExit(f"{' '.join(cmd)} failed (exit {proc.returncode})")
+    if os.waitstatus_to_exitcode(status):
+        raise SystemExit(f"{' '.join(cmd)} failed (exit {os.waitstatus_to_exitcode(status)})")
     return {"file": call.stem, "model": model, "mode": mode, "wall": wall,
-            "cpu": usage.ru_utime + usage.ru_stime, "peak_rss_mib": usage.ru_maxrss / 1024,
+            "cpu": usage.ru_utime + usage.ru_stime, "peak_rss_mib": largest / MIB, "peak_tree_rss_mib": tree / MIB,
             **score(call, out / f"{call.stem}.json")}
+
+
+def _rss(proc: psutil.Process) -> list[int]:
+    """RSS of each process of the tree (those that exit meanwhile left out)."""
+    out = []
+    try:
+        tree = [proc, *proc.children(recursive=True)]
+    except psutil.Error:
+        return out
+    for p in tree:
+        try:
+            out.append(p.memory_info().rss)
+        except psutil.Error:
+            continue
+    return out
 
 
 def score(call: Path, transcript: Path) -> dict:
@@ -76,8 +100,8 @@ def audio_seconds(call: Path) -> float:
 
 def table(rows: list[dict], models: list[str], modes: list[str], seconds: float) -> str:
     lines = [f"{len({r['file'] for r in rows})} files, {seconds:.0f} s of audio; sums over the files",
-             "| model | mode | WER (digits each) | WER (witness eval wer) | wall s | CPU s | RTF (wall) | peak RSS MiB |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| model | mode | WER (digits each) | WER (witness eval wer) | wall s | CPU s | RTF (wall) | CPU s per audio s "
+             "| peak RSS MiB: largest process / tree |", "|---|---|---|---|---|---|---|---|---|"]
     for mode in modes:
         for model in models:
             mine = [r for r in rows if r["model"] == model and r["mode"] == mode]
@@ -87,8 +111,9 @@ def table(rows: list[dict], models: list[str], modes: list[str], seconds: float)
                                                            "errors_joined", "words_joined")}
             lines.append(f"| {model} | {mode} | {total['errors_each'] / total['words_each']:.1%} | "
                          f"{total['errors_joined'] / total['words_joined']:.1%} | {total['wall']:.0f} | "
-                         f"{total['cpu']:.0f} | {total['wall'] / seconds:.3f} | "
-                         f"{max(r['peak_rss_mib'] for r in mine):.0f} |")
+                         f"{total['cpu']:.0f} | {total['wall'] / seconds:.3f} | {total['cpu'] / seconds:.3f} | "
+                         f"{max(r['peak_rss_mib'] for r in mine):.0f} / "
+                         f"{max(r.get('peak_tree_rss_mib', 0) for r in mine):.0f} |")
     lines.append("\nper file, WER digits each (wall s):")
     for mode in modes:
         for model in models:
