@@ -8,8 +8,8 @@ file to file), so load from other work on a shared machine hits all models alike
 the models within one run, not with another run's figures. Per run: wall seconds, CPU
 seconds of the process tree (``os.wait4``: the process and the workers it waited for), and
 the peak RSS of its largest process (with ``--no-diarize`` the ASR worker, model loaded) and
-of the whole tree, sampled every 0.5 s. WER twice: each spoken digit one word (the issue's measure) and as
-``witness eval wer`` scores (a digit run one word). Models are resolved (converted) before
+of the whole tree, sampled every 0.5 s. WER twice: each spoken digit one word (the issue's
+measure) and as ``witness eval wer`` scores (a digit run one word). Models are resolved (converted) before
 timing. Results go to OUT/runs.jsonl; a second call with the same OUT only runs what is
 missing, then prints the table.
 
