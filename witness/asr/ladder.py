@@ -90,8 +90,8 @@ def recommend(gpu_free_gib: float | None, cpu_cores: int, ram_gib: float | None 
     step = 2 if cpu_cores >= 8 else 1 if cpu_cores >= 4 else 0
     why = (f"{cpu_cores} CPU cores and no usable GPU: " +
            ("small.en runs in about real time there (not measured here); base if that is too slow" if step == 2
-            else "base makes a fifth fewer errors at 3 times the CPU time" if step == 1
-            else "base makes a fifth fewer errors but takes 3 times the CPU time"))
+            else "base makes a fifth fewer errors at 2.5 times the CPU time" if step == 1
+            else "base makes a fifth fewer errors but takes 2.5 times the CPU time"))
     while step > 0 and ram_gib is not None and rung(CPU_LADDER[step]).ram_gib() > ram_gib:
         step -= 1
         why = (f"{cpu_cores} CPU cores and only {ram_gib:.1f} GiB of memory available: "
