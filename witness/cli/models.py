@@ -142,9 +142,11 @@ def _resolve(name: str, models_dir: Path | None, offline: bool, progress=None) -
 Examples:
   witness models import ~/faster-whisper-small --name small
   witness call.wav --model small            then use it by that name
+  witness models import ~/ct2-base --name base-q8_0   a catalogued model, quantised
 """)
 @click.argument("ct2_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--name", help="Name to use it by (default: the folder's name).")
+@click.option("--name", help="Name to use it by (default: the folder's name; for a catalogued model, "
+              "its name, or a quantised one of it such as base-q8_0).")
 @click.pass_context
 def import_cmd(ctx: click.Context, ct2_dir: Path, name: str | None) -> None:
     """Convert a CTranslate2 (faster-whisper) model folder to ggml, cache it, print its path."""

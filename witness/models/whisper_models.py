@@ -189,16 +189,17 @@ def _where_to_put(entry: WhisperModel, models_dir: str | Path | None) -> str:
 def import_ct2(folder: str | Path, name: str | None = None, progress: Progress | None = None) -> ResolvedModel:
     """Convert a CTranslate2 Whisper model folder into the cache (once per model.bin checksum).
 
-    A folder holding a catalogued source becomes that catalogue name; any other model is
-    cached as ``ggml-NAME-ct2-<sha>.bin`` (NAME defaults to the folder name) and can then be
-    used as ``--model NAME``.
+    A folder holding a catalogued source becomes that catalogue name (the first, ``base``, or
+    the one ``name`` gives: ``base-q8_0``); any other model is cached as
+    ``ggml-NAME-ct2-<sha>.bin`` (NAME defaults to the folder name) and can then be used as
+    ``--model NAME``.
     """
     folder = Path(folder).expanduser()
     model = open_ct2(folder / "model.bin")
     digest = sha256_file(model.path)
     for entry in CATALOGUE.values():
         for source in entry.ct2:
-            if source.model_bin.sha256 == digest:
+            if source.model_bin.sha256 == digest and name in (None, entry.name):
                 return _convert_source(entry, source, Path(model.path), folder / "config.json",
                                        Path(_vocabulary_path(folder)), progress)
     name = name or folder.resolve().name
