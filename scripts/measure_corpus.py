@@ -128,7 +128,8 @@ def _hypotheses(args, cases) -> dict[str, list]:
     out = {}
     for case, _ in cases:
         windows = _cached_windows(diarizer, case, args.cache)
-        out[case.name] = list(diarizer.cluster_windows(windows, SpeakerBounds(), case.duration).turns)
+        found = diarizer.cluster_windows(windows, SpeakerBounds(), case.duration, signal=case.samples)
+        out[case.name] = list(found.turns)
         if args.rttm_out:
             args.rttm_out.mkdir(parents=True, exist_ok=True)
             (args.rttm_out / f"{case.name}.rttm").write_text(format_rttm(out[case.name], case.name))

@@ -4,14 +4,16 @@ DER and confusion of each clustering setting per condition.
 
 Segmentation and CAM++ embeddings run once per file (the product's settings: every 5th
 window embedded on files over 3 minutes) and are cached with the reference turns in
-``--cache``; every setting then re-runs only clustering, reconstruction and scoring.
+``--cache``; every setting then re-runs only clustering, reconstruction, the turn-by-turn split (it
+embeds the long turns again each time) and scoring.
 
     PYTHONPATH=. python scripts/measure_counting.py --sets dev,tune --scores      # why they merge
     PYTHONPATH=. python scripts/measure_counting.py --sets dev,tune --thresholds 0.5,0.6
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --snorm-thresholds 4,6 --penalties 0,3
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --write-cohort    # the shipped cohort
     PYTHONPATH=. python scripts/measure_counting.py --sets check -v               # the verdict
-    PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav [--bench-cohort none]  # time, RSS
+    PYTHONPATH=. python scripts/measure_counting.py --sets dev -v --no-split      # without the split
+    PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav [--bench-cohort none] [--no-split]  # time, RSS
 
 Sets: ``dev`` (the sample call and the 7 dev-set files), ``devlong`` (the dev set
 concatenated to 20 minutes, 21 people), ``tune`` and ``check`` (the corpus parts;
@@ -337,8 +339,9 @@ def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label:
         if counter:
             train = filter_embeddings(windows.embeddings, windows.segmentations, clustering.min_active_ratio)
             bounds = SpeakerBounds(num_speakers=COUNTERS[counter](train.embeddings, clustering))
+        signal = load_audio(item.wav).samples if run.config.split else None
         with _cohort_without(item, clustering.cohort):
-            out = run.cluster_windows(windows, bounds, item.duration)
+            out = run.cluster_windows(windows, bounds, item.duration, signal=signal)
         found = len({t.speaker for t in out.turns})
         error, total = der_parts(item.reference, out.turns)["strict"]
         confusion = diarization_error(list(item.reference), list(out.turns)).confusion
@@ -369,12 +372,14 @@ def main() -> None:
     parser.add_argument("--group", type=int, default=8, help="embeddings per cohort row")
     parser.add_argument("--bench", type=Path, help="time one whole diarization of this .wav (beside its .rttm)")
     parser.add_argument("--bench-cohort", default="", help="with --bench: 'none' runs the rule before (AHC at 0.7 alone)")
+    parser.add_argument("--no-split", action="store_true", help="without the turn-by-turn split (the rule before)")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per file")
     args = parser.parse_args()
     if args.bench:
-        return bench(args.bench, args.bench_cohort)
+        return bench(args.bench, args.bench_cohort, not args.no_split)
     models = choose_models("campplus")
-    diarizer = Diarizer(replace(models, vad=None), config_for(models.embedding))
+    config = config_for(models.embedding)
+    diarizer = Diarizer(replace(models, vad=None), replace(config, split=None) if args.no_split else config)
     items = []
     for name in args.sets.split(","):
         items += (dev_items() if name == "dev" else [long_dev_item(args.cache)] if name == "devlong"
@@ -394,23 +399,27 @@ def main() -> None:
                   args.verbose, counter)
 
 
-def bench(wav: Path, cohort: str) -> None:
+def bench(wav: Path, cohort: str, split: bool = True) -> None:
     """One whole diarization of ``wav`` (its own process: ``ru_maxrss`` is this run's peak),
-    with the shipped clustering or, with ``cohort`` "none", the rule before it (AHC at 0.7 alone)."""
+    with the shipped clustering or, with ``cohort`` "none", the rule before it (AHC at 0.7 alone);
+    without the turn-by-turn split when ``split`` is False."""
     import resource
 
     models = choose_models("campplus")
     config = config_for(models.embedding)
     if cohort == "none":
         config = replace(config, clustering=ClusteringConfig())
+    if not split:
+        config = replace(config, split=None)
     samples = load_audio(wav).samples
     out = Diarizer(replace(models, vad=None), config).run(samples)
     seconds = out.timings["total"]
     (turns,) = read_rttm(wav.with_suffix(".rttm")).values()
     error, total = der_parts(turns, out.turns)["strict"]
-    print(f"{wav.stem} cohort={cohort or 'shipped'}: {out.num_speakers} speakers "
+    print(f"{wav.stem} cohort={cohort or 'shipped'} split={split}: {out.num_speakers} speakers "
           f"(true {len({t.speaker for t in turns})}), DER {error / total:.1%}, diarization {seconds:.1f} s "
-          f"(RTF {seconds / (len(samples) / SAMPLE_RATE):.4f}, clustering {out.timings['clustering']:.2f} s), "
+          f"(RTF {seconds / (len(samples) / SAMPLE_RATE):.4f}, clustering {out.timings['clustering']:.2f} s, "
+          f"splitting {out.timings.get('splitting', 0.0):.2f} s), "
           f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 

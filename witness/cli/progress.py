@@ -25,10 +25,11 @@ import click
 from witness.timecode import format_clock
 
 STAGE_NAMES = {"transcribe": "transcribe", "segmentation": "segment", "embedding": "embed",
-               "clustering": "cluster", "reconstruction": "turns", "vad": "voice activity"}
+               "clustering": "cluster", "reconstruction": "turns", "splitting": "voices",
+               "vad": "voice activity"}
 # Share of its engine's work each stage is, for one file's bar (roughly as measured on the CPU).
 STAGE_WEIGHTS = {"transcribe": 1.0, "segmentation": 0.3, "vad": 0.3, "embedding": 0.6, "clustering": 0.05,
-                 "reconstruction": 0.05}
+                 "reconstruction": 0.05, "splitting": 0.05}
 ENGINE_OF = {"transcribe": "asr"}  # every other stage is diarization's
 REDRAW_SECONDS = 0.2
 

@@ -2,6 +2,7 @@
 
     samples ─▶ segmentation (worker thread, ``stream``) ─bounded queue─▶ masks + embeddings
             ─▶ clustering ─▶ per-frame speaker count + reconstruction ─▶ turns
+            ─▶ splitting (CAM++: a speaker whose turns are two voices becomes two, ``split``)
 
 Segmentation windows stream into the embedding stage, so embedding starts with the first
 windows; the per-window activity lands in one preallocated (windows, 589, 3) float32 array
@@ -13,8 +14,8 @@ and clustered instead (``pieces``); the output says which path ran.
 ``Diarizer`` takes resolved model paths (``witness.models.diarization_choice``), the
 hyperparameters (``config.config_for``) and how to run (``RuntimeOptions``: execution
 providers and threads per model, batch sizes). Progress goes to one callback
-``(stage, completed, total)`` per stage (segmentation, embedding, clustering, reconstruction;
-on the fallback path vad, embedding, clustering); it may be called from the segmentation
+``(stage, completed, total)`` per stage (segmentation, embedding, clustering, reconstruction,
+splitting; on the fallback path vad, embedding, clustering); it may be called from the segmentation
 thread, never concurrently, and never goes backwards within a stage.
 """
 
@@ -30,7 +31,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from witness.diarize.aggregate import speaker_count
-from witness.diarize.clustering import cluster
+from witness.diarize.clustering import ScoreMerge, cluster, score_merge
 from witness.diarize.config import DiarizationConfig, RuntimeOptions, SpeakerBounds, config_for
 from witness.diarize.embedding import CamPlusPlusEmbedder, GE2EEmbedder, SpeakerEmbedder, WeSpeakerEmbedder
 from witness.diarize.features import SAMPLE_RATE, finite_audio
@@ -41,6 +42,7 @@ from witness.diarize.reconstruct import clip_turns, reconstruct
 from witness.diarize.segmentation import (
     FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, LOCAL_SPEAKERS, WINDOW_SAMPLES, SegmentationModel,
     cut_windows, window_starts)
+from witness.diarize.split import split_speakers
 from witness.diarize.stream import SegmentationStream
 from witness.diarize.vad import SileroVad, fixed_subwindows
 from witness.diarize.windows import Segmentations, SlidingWindow
@@ -231,7 +233,7 @@ class Diarizer:
                 path, timings = PATH_VAD, dict(pieces.timings)
             else:
                 windows = self.embed_windows(signal, report)
-                result = self.cluster_windows(windows, bounds, duration, report)
+                result = self.cluster_windows(windows, bounds, duration, report, signal)
                 path, timings = PATH_SEGMENTATION, dict(windows.timings)
         timings.update(result.timings, total=time.perf_counter() - began)
         speakers = speakers_in_order(t.speaker for t in result.turns)
@@ -277,8 +279,9 @@ class Diarizer:
         return WindowEmbeddings(segmentations, embeddings, timings)
 
     def cluster_windows(self, windows: WindowEmbeddings, bounds: SpeakerBounds, duration: float,
-                        progress: Progress | None = None) -> SpeakerTurns:
-        """Turns of embedded windows, ending at ``duration`` seconds."""
+                        progress: Progress | None = None, signal: np.ndarray | None = None) -> SpeakerTurns:
+        """Turns of embedded windows, ending at ``duration`` seconds; with the ``signal`` they
+        came from, each speaker also gets the turn-by-turn second look (``split``)."""
         report = _Reporter(progress)
         segmentations = windows.segmentations
         began = time.perf_counter()
@@ -295,7 +298,23 @@ class Diarizer:
         report("reconstruction", 1, 1)
         centroids = {label: clusters.centroids[k].astype(np.float32) for k, label in enumerate(result.labels)
                      if label is not None and k < clusters.num_clusters and _embedded(clusters.centroids[k])}
-        return SpeakerTurns(turns, exclusive, clusters.found, timings, centroids)
+        out = SpeakerTurns(turns, exclusive, clusters.found, timings, centroids)
+        merge = score_merge(self.config.clustering)
+        if signal is None or self.config.split is None or merge is None:
+            return out
+        return self._split(out, signal, merge, bounds, report)
+
+    def _split(self, found: SpeakerTurns, signal: np.ndarray, merge: ScoreMerge, bounds: SpeakerBounds,
+               report: _Reporter) -> SpeakerTurns:
+        """``found`` after the turn-by-turn second look at each speaker (``split_speakers``)."""
+        began = time.perf_counter()
+        report("splitting", 0, 1)
+        split = split_speakers(found.turns, found.exclusive_turns, found.centroids, signal, self.embedder.embed,
+                               merge, self.config.split, bounds.high)
+        report("splitting", 1, 1)
+        log.debug("second look at the speakers: %d split off, %d turns moved", split.added, split.moved)
+        timings = {**found.timings, "splitting": time.perf_counter() - began}
+        return SpeakerTurns(split.turns, split.exclusive_turns, found.found + split.added, timings, split.centroids)
 
     def embed_pieces(self, signal: np.ndarray, progress: Progress | None = None) -> PieceEmbeddings:
         """The fallback path's first half: VAD speech regions cut into pieces, each embedded."""

@@ -1,0 +1,218 @@
+"""A second look at each speaker, turn by turn: a speaker who is two voices is split in two,
+and a turn closer to another speaker's turns than to its own speaker's moves there.
+
+The segmentation model gives a 10 s window at most three local speakers, and two voices that
+take turns in one window can share one of them (two digit readers on one telephone line did:
+every window embedding mixed them, so clustering saw one speaker). Here each exclusive turn of
+at least ``min_turn`` seconds is embedded on its own (its middle ``turn_seconds``), and the
+turns of each speaker are clustered as the window embeddings are (AHC, then the s-norm merge
+against the cohort). A group of at least ``min_turns`` turns, ``min_speech`` seconds and
+``min_share`` of the speaker's embedded speech, whose centroid's cosine with every larger kept
+group is under ``max_cosine``, becomes a speaker of its own; other groups join the closest kept one. Shorter turns, and the overlapped stretches
+of the regular turns, follow the nearest embedded turn of their speaker in time. None is
+added past the largest count the user allows. Then each embedded turn whose cosine with the
+mean of another speaker's embedded turns beats that with the mean of its own speaker's other
+ones by ``move_margin`` goes to that speaker (the window embeddings had given a whole turn to
+the wrong voice: 2.2-2.4 s turns on three of the four dev calls). Speakers are never merged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import numpy as np
+
+from witness.diarize.clustering import ScoreMerge, ahc, merge_by_snorm
+from witness.diarize.config import SplitConfig
+from witness.diarize.features import SAMPLE_RATE
+from witness.transcript import Turn, speakers_in_order
+
+Embed = Callable[[np.ndarray], np.ndarray]  # (N, samples) float32 -> (N, dim) float32, NaN rows if too short
+
+
+@dataclass(frozen=True)
+class SplitTurns:
+    """turns, exclusive_turns: relabelled, speakers renumbered SPEAKER_00... in order of first
+    appearance when any was split; centroids by those labels (a split speaker's parts: the
+    mean of their turns' embeddings); added: speakers made by splitting; moved: turns moved."""
+
+    turns: tuple[Turn, ...]
+    exclusive_turns: tuple[Turn, ...]
+    centroids: Mapping[str, np.ndarray]
+    added: int
+    moved: int
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def voice_groups(embeddings: np.ndarray, seconds: np.ndarray, merge: ScoreMerge, config: SplitConfig) -> np.ndarray:
+    """(n,) group of each of one speaker's embedded turns ((n, dim), their (n,) durations):
+    0 for the group with the most speech, 1... for the others kept (``SplitConfig``); a group
+    not kept joins the kept group with the closest centroid."""
+    normed = _unit(embeddings)
+    labels = merge_by_snorm(normed, ahc(normed, config.threshold), merge)
+    k = int(labels.max()) + 1
+    speech = np.bincount(labels, weights=seconds, minlength=k)
+    counts = np.bincount(labels, minlength=k)
+    centroids = _unit(np.stack([normed[labels == g].mean(axis=0) for g in range(k)]))
+    order = np.argsort(-speech, kind="stable")
+    kept = [int(order[0])]
+    for g in order[1:]:
+        if (counts[g] >= config.min_turns and speech[g] >= max(config.min_speech, config.min_share * speech.sum())
+                and (centroids[kept] @ centroids[g]).max() < config.max_cosine):
+            kept.append(int(g))
+    closest = np.array(kept)[np.argmax(centroids @ centroids[kept].T, axis=1)]
+    rank = {g: i for i, g in enumerate(kept)}
+    return np.array([rank[int(closest[g])] for g in labels], dtype=np.int64)
+
+
+def _middle(signal: np.ndarray, turn: Turn, seconds: float) -> np.ndarray:
+    """(1, samples) float32: the middle ``seconds`` of ``turn`` (all of it when shorter)."""
+    trim = max(0.0, turn.duration - seconds) / 2
+    return np.asarray(signal[int((turn.start + trim) * SAMPLE_RATE):int((turn.end - trim) * SAMPLE_RATE)],
+                      dtype=np.float32)[None]
+
+
+def _embedded_turns(exclusive: tuple[Turn, ...], signal: np.ndarray, embed: Embed,
+                    config: SplitConfig) -> tuple[list[Turn], np.ndarray]:
+    """The exclusive turns of at least ``min_turn`` seconds that could be embedded (in time
+    order) and their (n, dim) unit embeddings."""
+    long = sorted((t for t in exclusive if t.duration >= config.min_turn), key=lambda t: t.start)
+    if not long:
+        return [], np.empty((0, 0))
+    vectors = np.concatenate([embed(_middle(signal, t, config.turn_seconds)) for t in long])
+    ok = np.isfinite(vectors).all(axis=1)
+    return [t for t, good in zip(long, ok) if good], _unit(vectors[ok])
+
+
+def _relabel(turns: tuple[Turn, ...], speaker: str, runs: list[Turn], groups: np.ndarray,
+             names: list[str]) -> tuple[Turn, ...]:
+    """``turns`` with those of ``speaker`` cut halfway between consecutive embedded turns
+    (``runs``, in time order) of different groups, each piece named after its nearest one."""
+    middles = [0.5 * (a.end + b.start) for a, b in zip(runs, runs[1:])]
+    cuts = [m for m, a, b in zip(middles, groups, groups[1:]) if a != b]
+    out = []
+    for t in turns:
+        if t.speaker != speaker:
+            out.append(t)
+            continue
+        edges = [t.start] + [c for c in cuts if t.start < c < t.end] + [t.end]
+        out += [Turn(a, b, names[groups[int(np.searchsorted(middles, 0.5 * (a + b)))]])
+                for a, b in zip(edges, edges[1:])]
+    return tuple(out)
+
+
+def _moved(turns: tuple[Turn, ...], span: Turn, to: str) -> tuple[Turn, ...]:
+    """``turns`` with the pieces of ``span.speaker``'s turns inside ``span`` given to ``to``;
+    turns of one speaker that then overlap or touch are joined."""
+    out = []
+    for t in turns:
+        if t.speaker != span.speaker or t.end <= span.start or t.start >= span.end:
+            out.append(t)
+            continue
+        a, b = max(t.start, span.start), min(t.end, span.end)
+        out += [Turn(t.start, a, t.speaker)] * (a > t.start) + [Turn(a, b, to)] + [Turn(b, t.end, t.speaker)] * (t.end > b)
+    joined: list[Turn] = []
+    for t in sorted(out, key=lambda t: (t.speaker, t.start)):
+        if joined and joined[-1].speaker == t.speaker and t.start <= joined[-1].end:
+            joined[-1] = Turn(joined[-1].start, max(joined[-1].end, t.end), t.speaker)
+        else:
+            joined.append(t)
+    return tuple(joined)
+
+
+def _moves(normed: np.ndarray, labels: list[str], margin: float) -> list[tuple[int, str]]:
+    """(turn, speaker) for each embedded turn (``normed`` (n, dim) unit rows, ``labels`` its
+    speaker) closer to another speaker's mean by more than ``margin`` than to the mean of its own
+    speaker's other turns (a speaker with one embedded turn keeps it)."""
+    names = sorted(set(labels))
+    owner = np.array([names.index(label) for label in labels])
+    sums = np.stack([normed[owner == k].sum(axis=0) for k in range(len(names))])
+    counts = np.bincount(owner, minlength=len(names))
+    out = []
+    for i in np.flatnonzero(counts[owner] >= 2):
+        means = sums.copy()
+        means[owner[i]] -= normed[i]
+        scores = _unit(means) @ normed[i]
+        best = int(np.argmax(scores))
+        if best != owner[i] and scores[best] - scores[owner[i]] > margin:
+            out.append((int(i), names[best]))
+    return out
+
+
+@dataclass
+class _Look:
+    """The turns being relabelled, the embedded long turns and their current speakers."""
+
+    turns: tuple[Turn, ...]
+    exclusive: tuple[Turn, ...]
+    long: list[Turn]
+    normed: np.ndarray
+    labels: list[str]
+
+
+def _split(look: _Look, speaker: str, merge: ScoreMerge, config: SplitConfig, room: float) -> list[str]:
+    """Split ``speaker`` in ``look`` (at most ``room`` new speakers); the names of its parts."""
+    index = [i for i, label in enumerate(look.labels) if label == speaker]
+    if len(index) < 2 * config.min_turns or room < 1:
+        return [speaker]
+    runs = [look.long[i] for i in index]
+    groups = voice_groups(look.normed[index], np.array([t.duration for t in runs]), merge, config)
+    groups = np.minimum(groups, min(int(groups.max()), room)).astype(np.int64)
+    names = [speaker] + [f"{speaker}.{g}" for g in range(1, int(groups.max()) + 1)]
+    if len(names) > 1:
+        look.turns = _relabel(look.turns, speaker, runs, groups, names)
+        look.exclusive = _relabel(look.exclusive, speaker, runs, groups, names)
+        for i, g in zip(index, groups):
+            look.labels[i] = names[g]
+    return names
+
+
+def split_speakers(turns: tuple[Turn, ...], exclusive: tuple[Turn, ...], centroids: Mapping[str, np.ndarray],
+                   signal: np.ndarray, embed: Embed, merge: ScoreMerge, config: SplitConfig = SplitConfig(),
+                   most: float = float("inf")) -> SplitTurns:
+    """Split each speaker whose long exclusive turns are separate voices, then move the turns
+    that are closer to another speaker (module docstring).
+
+    turns, exclusive: the diarization's regular and exclusive turns; centroids by label;
+    signal: (n,) float32 16 kHz; merge: the clustering's s-norm rule; most: the largest number
+    of speakers allowed.
+    """
+    speakers = speakers_in_order(t.speaker for t in turns)
+    long, normed = _embedded_turns(exclusive, signal, embed, config)
+    look = _Look(turns, exclusive, long, normed, [t.speaker for t in long])
+    centroids, split = dict(centroids), []
+    for speaker in speakers:
+        names = _split(look, speaker, merge, config, most - len(speakers) - sum(map(len, split)))
+        if len(names) > 1:
+            split.append(names[1:])
+            centroids.update({name: _unit(normed[[label == name for label in look.labels]].mean(axis=0))
+                              .astype(np.float32) for name in names})
+    moves = _moves(normed, look.labels, config.move_margin) if len(long) else []
+    for i, to in moves:
+        look.turns = _moved(look.turns, Turn(long[i].start, long[i].end, look.labels[i]), to)
+        look.exclusive = _moved(look.exclusive, Turn(long[i].start, long[i].end, look.labels[i]), to)
+    added = sum(map(len, split))
+    if not added:
+        return SplitTurns(_ordered(look.turns), _ordered(look.exclusive), centroids, 0, len(moves))
+    return _renumbered(look.turns, look.exclusive, centroids, added, len(moves))
+
+
+def _ordered(turns) -> tuple[Turn, ...]:
+    return tuple(sorted(turns, key=lambda t: (t.start, t.end, t.speaker)))
+
+
+def _renumbered(turns: tuple[Turn, ...], exclusive: tuple[Turn, ...], centroids: Mapping[str, np.ndarray],
+                added: int, moved: int) -> SplitTurns:
+    """Labels SPEAKER_00, SPEAKER_01, ... in order of first appearance in ``turns``."""
+    rename = {old: f"SPEAKER_{i:02d}" for i, old in enumerate(speakers_in_order(t.speaker for t in _ordered(turns)))}
+
+    def renamed(seq: tuple[Turn, ...]) -> tuple[Turn, ...]:
+        return _ordered(Turn(t.start, t.end, rename[t.speaker]) for t in seq)
+
+    return SplitTurns(renamed(turns), renamed(exclusive),
+                      {rename[k]: v for k, v in centroids.items() if k in rename}, added, moved)
