@@ -70,7 +70,7 @@ def diarization_timer():
     from witness.diarize.pipeline import Diarizer
     from witness.orchestrate import Orchestrator
 
-    job = Orchestrator(load_settings()).engine_jobs()["diarization"]
+    job = Orchestrator(load_settings()).engine_jobs().diarization
     diarizer = Diarizer(job.models, job.config, job.runtime, job.ge2e_variant)
     diarizer.open_sessions()
 

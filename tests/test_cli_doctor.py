@@ -26,7 +26,7 @@ def models_dir(tmp_path, silero_vad):
 
 def test_doctor_reports_devices_models_and_the_plan(models_dir, default_models, monkeypatch):
     gpu = GpuMemory(0, "nvidia", "NVIDIA H100", 80 * GIB, 3 * GIB)
-    monkeypatch.setattr("witness.orchestrate.probe_gpus", lambda: (gpu,))
+    monkeypatch.setattr("witness.placement.probe_gpus", lambda: (gpu,))
     monkeypatch.setattr("witness.asr.backend.gpu_backend_libraries", lambda: ())  # a whisper.cpp for the CPU only
     result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu", "--json"])
     assert result.exit_code == 0, result.stderr

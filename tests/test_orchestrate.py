@@ -16,7 +16,9 @@ from witness.diarize.config import SpeakerBounds
 from witness.errors import UsageError
 from witness.flow import FileJob
 from witness.models.diarization_choice import DiarizationModels
-from witness.orchestrate import Sources, diarization_job, find_devices, run
+from witness.jobs import diarization_job
+from witness.orchestrate import Sources, run
+from witness.placement import find_devices
 from witness.plan import PlanOptions
 
 

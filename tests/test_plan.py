@@ -94,7 +94,7 @@ def test_the_plan_asks_what_the_chosen_whisper_model_needs(model, free_gib, mode
     from witness.accel.vram import GpuMemory
     from witness.accel.vram_need import estimate
     from witness.config import Settings
-    from witness.orchestrate import Devices, plan_for
+    from witness.placement import Devices, plan_for
 
     devices = Devices("vulkan", ProviderChoice("segmentation", CUDA, "test"), ProviderChoice("embedding", CUDA, "test"),
                       (GpuMemory(0, "nvidia", "NVIDIA H100", 80 * GIB, free_gib * GIB),))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.worker_engines import crashing_engine, refusing_engine, summing_engine
+from tests.worker_engines import crashing_engine, logging_engine, refusing_engine, summing_engine
 from witness.errors import InputError
 from witness.workers import Job, SharedAudio, Worker, WorkerDied
 
@@ -17,11 +17,27 @@ def audio():
     shared.unlink()
 
 
+def run(worker: Worker, job: Job, progress=None):
+    """Submit ``job`` and wait for its answer (progress to ``progress``); its error is raised."""
+    worker.submit(job)
+    while True:
+        event = worker.next_event()
+        if event is None or event.kind == "start":
+            continue
+        if event.kind == "progress":
+            if progress:
+                progress(*event.payload)
+        elif event.kind == "error":
+            raise event.payload
+        else:
+            return event.payload
+
+
 def test_a_worker_builds_once_and_serves_jobs(audio):
     seen = []
     with Worker("asr", summing_engine, (2.0,)) as worker:
-        assert worker.run(Job("a.wav", audio), progress=lambda *p: seen.append(p)) == 16000.0
-        assert worker.run(Job("b.wav", audio)) == 16000.0
+        assert run(worker, Job("a.wav", audio), progress=lambda *p: seen.append(p)) == 16000.0
+        assert run(worker, Job("b.wav", audio)) == 16000.0
     assert seen == [("sum", 0, 1), ("sum", 1, 1)]
     assert not worker.alive
 
@@ -34,16 +50,25 @@ def test_shared_audio_maps_without_copying(audio):
 def test_engine_errors_keep_their_kind_and_name_the_file(audio):
     with Worker("diarization", refusing_engine) as worker:
         with pytest.raises(InputError) as err:
-            worker.run(Job("call.wav", audio))
+            run(worker, Job("call.wav", audio))
         assert str(err.value) == "call.wav: too quiet to transcribe"
         assert worker.alive  # an engine error does not kill the worker
 
 
+def test_a_workers_log_lines_reach_this_process_logging_naming_the_file(audio, caplog):
+    """Nothing is written to stderr by the worker: its records are logged here (the CLI
+    prints them, the Python API stays silent unless its caller configures logging)."""
+    with caplog.at_level("WARNING"), Worker("diarization", logging_engine) as worker:
+        assert run(worker, Job("call.wav", audio)) == 1.0
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("witness.diarize.pipeline", "WARNING", "call.wav: found 3 speakers, more than the 2 allowed: kept 2")]
+
+
 def test_a_worker_killed_by_a_signal_gives_a_clear_error(audio):
     with Worker("asr", crashing_engine, (summing_engine, 2, 1.0)) as worker:
-        assert worker.run(Job("first.wav", audio)) == 8000.0
+        assert run(worker, Job("first.wav", audio)) == 8000.0
         with pytest.raises(WorkerDied) as err:
-            worker.run(Job("second.wav", audio))
+            run(worker, Job("second.wav", audio))
     assert str(err.value) == "second.wav: the asr worker died (signal SIGKILL) while working on it"
     assert err.value.signal_name == "SIGKILL"
 

@@ -101,7 +101,18 @@ def _wrap_engine(monkeypatch, name: str, wrapper, arg) -> None:
     """The orchestrator builds engine ``name`` as ``wrapper(its factory, arg, job)``."""
     from functools import partial
 
-    from witness import orchestrate
+    from witness import engines
 
-    factory = orchestrate.ENGINE_FACTORIES[name]
-    monkeypatch.setitem(orchestrate.ENGINE_FACTORIES, name, partial(wrapper, factory, arg))
+    factory = engines.FACTORIES[name]
+    monkeypatch.setitem(engines.FACTORIES, name, partial(wrapper, factory, arg))
+
+
+def logging_engine():
+    """Logs a warning on each job, as an engine does (``no speech found``)."""
+    import logging
+
+    def run(audio, progress):
+        logging.getLogger("witness.diarize.pipeline").warning("found 3 speakers, more than the 2 allowed: kept 2")
+        return 1.0
+
+    return run

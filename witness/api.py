@@ -166,7 +166,8 @@ class Witness:
             from witness.orchestrate import Orchestrator, Sources
 
             sources = Sources(words=False, turns=True) if turns_only else Sources(
-                words=self.words_file or True, turns=self.turns_file or not self.no_diarize and self.words_file is None)
+                turns=self.turns_file is not None or not self.no_diarize and self.words_file is None,
+                words_file=self.words_file, turns_file=self.turns_file)
             self._sessions[turns_only] = Orchestrator(self.settings, sources, None, self._model_progress)
         return self._sessions[turns_only]
 
@@ -223,7 +224,7 @@ def enroll_with(name: str, recordings: Sequence[Audio], settings: Settings, samp
                 speaker: str | None = None, mode: str = "new", hook: Hook | None = None) -> Voice:
     """``enroll`` with the settings made already (the command line's, its options spelled as flags)."""
     from witness.models.store import cached_sha256
-    from witness.orchestrate import resolve_models
+    from witness.jobs import resolve_models
     from witness.voices.enroll import check_mode, enrolled, enrollment_print
     from witness.voices.store import check_name, read_voice, save_voice, voice_path
 
@@ -234,7 +235,7 @@ def enroll_with(name: str, recordings: Sequence[Audio], settings: Settings, samp
     existing = read_voice(path) if path.is_file() else None
     check_mode(existing, mode)  # before diarizing anything
     settings = enrollment_settings(settings)
-    model = resolve_models(settings, ("diarization",), model_progress(hook))["diarization"]
+    model = resolve_models(settings, ("diarization",), model_progress(hook)).diarization
     with Witness.from_settings(settings, hook=hook) as w:
         prints = [enrollment_print(w.diarize(recording, sample_rate), speaker) for recording in recordings]
     voice = enrolled(name, prints, model.embedding, cached_sha256(model.embedding_path), existing, mode)

@@ -1,14 +1,16 @@
-"""Engine outputs in, one Transcript out: ``assemble`` merges words with turns and adds
-the file's metadata (``audio_meta``); ``read_words`` takes words from a file (``--words``).
-The engines themselves are run by ``witness.orchestrate``.
+"""Engine outputs in, one Transcript out: ``engine_words`` labels a stereo call's words by
+channel, ``assemble`` merges words with turns and adds the file's metadata (``audio_meta``),
+``named_voices`` names the speakers enrolled voices match; ``read_words`` takes words from a
+file (``--words``). The engines themselves are run by ``witness.orchestrate``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from witness.audio import SAMPLE_RATE, AudioInfo
 from witness.errors import InputError
@@ -16,6 +18,10 @@ from witness.fileio import read_input_text, sha256_file
 from witness.merge import MergeOptions, exclusive_turns, merge, speaker_order
 from witness.opinion import Voices
 from witness.transcript import AudioMeta, Transcript, Turn, Word
+
+if TYPE_CHECKING:
+    from witness.engines import TurnsResult, WordsResult
+    from witness.voices.store import Voice
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +73,34 @@ def assemble(
         plan=dict(plan or {}),
         timings=dict(timings or {}),
     )
+
+
+def engine_words(asr: WordsResult | None, diarization: TurnsResult | None) -> tuple[Word, ...]:
+    """The words Whisper heard (none without it); where the speakers of a stereo call came
+    from its channels and each channel was transcribed apart, each word is its channel's party's."""
+    if asr is None:
+        return ()
+    if asr.channels and diarization is not None and diarization.info is not None \
+            and diarization.info.get("method") == "channels":
+        from witness.diarize.channels import LABELS
+
+        return tuple(replace(w, speaker=LABELS[c]) for w, c in zip(asr.words, asr.channels))
+    return tuple(asr.words)
+
+
+def named_voices(transcript: Transcript, voices: Sequence[Voice], threshold: float = 0.0) -> Transcript:
+    """``transcript`` with the speakers whose centroid (``speaker_embeddings``) matches an
+    enrolled voice named by it, the scores in ``engines.diarization.voices`` (``threshold``
+    0: the calibrated one)."""
+    if not voices:
+        return transcript
+    from witness.voices.match import THRESHOLD, match_voices, matches_info
+
+    threshold = threshold or THRESHOLD
+    matches = match_voices(transcript.speaker_embeddings, voices, threshold)
+    engines = dict(transcript.engines)
+    engines["diarization"] = {**engines["diarization"], "voices": matches_info(matches, voices, threshold)}
+    return replace(transcript.rename_speakers({m.speaker: m.name for m in matches}), engines=engines)
 
 
 def read_words(path: str | Path) -> list[Word]:

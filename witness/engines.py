@@ -83,6 +83,9 @@ class TurnsResult:
     centroids: Mapping[str, np.ndarray] = field(default_factory=dict)  # (dim,) float32 by speaker label
 
 
+EngineResult = WordsResult | TurnsResult  # what a worker hands back for a file, by engine name
+
+
 def asr_engine(job: AsrJob) -> Callable[[SharedAudio, Progress | None], WordsResult]:
     """Load the Whisper model once; the returned callable transcribes one file's samples:
     the mono mix, or each channel of a stereo call with one party per channel on its own
@@ -197,3 +200,8 @@ def _channel_splitter(job: DiarizationJob, diarizer: Diarizer):
     vad = SileroVad(job.channel_vad, CPU, threads=job.runtime.segmentation_threads)
     return partial(diarize_channels, vad=vad, mode=job.channels,
                    voice_share=partial(same_voice_share, diarizer.embedder))
+
+
+# Engine name -> what its worker (``witness.workers``) or Ray actor (``witness.ray_pool``) builds
+# the engine with; the one table both use, so a test can wrap a real engine (make it crash) for both.
+FACTORIES: dict[str, Callable[..., Callable[..., Any]]] = {"asr": asr_engine, "diarization": diarization_engine}

@@ -1,7 +1,7 @@
 """A batch's files through a pool of Ray actors (``witness batch --ray ADDRESS``).
 
 The driver (this process) does what it does locally: the plan, the models resolved once
-(``orchestrate.resolve_models``), the merge (it decodes the call itself only for the merge's
+(``jobs.resolve_models``), the merge (it decodes the call itself only for the merge's
 second opinion), every output and every manifest row. Each
 actor is a long-lived Ray worker process that builds the engines the local workers build
 (``orchestrate.ENGINE_FACTORIES``, from the same jobs) on its first file and keeps them: it
@@ -47,6 +47,7 @@ from witness.progress import Progress
 from witness.transcript import AudioMeta
 
 if TYPE_CHECKING:
+    from witness.jobs import EngineJobs
     from witness.workers import SharedAudio
 
 log = logging.getLogger(__name__)
@@ -222,14 +223,14 @@ def actor_shape(nodes: list[Mapping[str, float]], cpus: int, on_gpu: bool, optio
     return ActorShape(options.actors or room, cpus, gpus)
 
 
-def model_files(jobs: Mapping[str, Any]) -> tuple[str, ...]:
-    """Every model file the engine jobs (``orchestrate.worker_jobs``) open."""
+def model_files(jobs: EngineJobs) -> tuple[str, ...]:
+    """Every model file the engine jobs (``jobs.worker_jobs``) open."""
     files: list[Any] = []
-    if "asr" in jobs:
-        files += [jobs["asr"].model.path, jobs["asr"].vad, jobs["asr"].channel_vad]
-    if "diarization" in jobs:
-        models = jobs["diarization"].models
-        files += [models.segmentation, models.vad, models.embedding_path, jobs["diarization"].channel_vad]
+    if jobs.asr is not None:
+        files += [jobs.asr.model.path, jobs.asr.vad, jobs.asr.channel_vad]
+    if jobs.diarization is not None:
+        models = jobs.diarization.models
+        files += [models.segmentation, models.vad, models.embedding_path, jobs.diarization.channel_vad]
     return tuple(str(f) for f in files if f)
 
 
@@ -272,7 +273,8 @@ class _Pool:
     """The actors and the files on them (driver-side bookkeeping)."""
 
     def __init__(self, ray, settings: Settings, options: RayOptions, diarize: bool, model_progress: Progress | None):
-        from witness.orchestrate import ENGINE_FACTORIES, Orchestrator, Sources
+        from witness.engines import FACTORIES
+        from witness.orchestrate import Orchestrator, Sources
 
         self.ray = ray
         nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]
@@ -287,7 +289,7 @@ class _Pool:
         log.info("ray: %d actors of %d CPUs%s", self.shape.actors, self.shape.cpus,
                  f" and {self.shape.gpus:g} GPU" if self.shape.gpus else "")
         jobs = self.host.engine_jobs()  # models resolved here, once; enrolled voices loaded for the merge
-        self.args = ({name: ENGINE_FACTORIES[name] for name in names}, jobs, plan.mode == "parallel",
+        self.args = ({name: FACTORIES[name] for name in names}, jobs.by_name(), plan.mode == "parallel",
                      self.host.decodes_stereo, model_files(jobs))
         self.remote = ray.remote(EngineActor)
         self.actors = [self._start() for _ in range(self.shape.actors)]

@@ -22,7 +22,6 @@ import numpy as np
 
 from witness import shm
 from witness.errors import WitnessError
-from witness.progress import Progress
 
 if TYPE_CHECKING:
     from witness.audio import AudioInfo
@@ -140,7 +139,7 @@ class Event:
 class Worker:
     """One long-lived engine process: ``factory(*args)`` builds the engine (a callable
     ``engine(audio: SharedAudio, progress) -> result``) once; ``submit`` queues jobs (served in order),
-    ``next_event`` reads what the worker says, ``run(job)`` does both for one job."""
+    ``next_event`` reads what the worker says."""
 
     def __init__(self, name: str, factory: Callable[..., Any], args: tuple = ()):
         self.name = name
@@ -190,21 +189,6 @@ class Worker:
         elif event.kind in ("done", "error"):
             self.running = None
         return event
-
-    def run(self, job: Job, progress: Progress | None = None) -> Any:
-        """Submit ``job`` and wait for its answer; its error is raised."""
-        self.submit(job)
-        while True:
-            event = self.next_event()
-            if event is None or event.key != job.key or event.kind == "start":
-                continue
-            if event.kind == "progress":
-                if progress:
-                    progress(*event.payload)
-            elif event.kind == "error":
-                raise event.payload
-            else:
-                return event.payload
 
     @property
     def alive(self) -> bool:

@@ -34,7 +34,7 @@ def diagnose(settings: Settings) -> dict:
 
     from witness.asr.backend import gpu_backend_libraries
     from witness.models.diarization_choice import preview
-    from witness.orchestrate import find_devices, plan_for, vram_need
+    from witness.placement import find_devices, plan_for, vram_need
 
     devices = find_devices(settings)
     plan = plan_for(settings, devices)

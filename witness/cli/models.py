@@ -92,18 +92,19 @@ def pull(ctx: click.Context, name: str | None, models_dir: Path | None) -> None:
 
 
 def _run_models(models_dir: Path | None, progress) -> list[str]:
-    """The files a run with the user's settings would use (``orchestrate.resolve_models``)."""
+    """The files a run with the user's settings would use (``jobs.resolve_models``)."""
     from dataclasses import replace
 
     from witness.config import load_settings
-    from witness.orchestrate import Sources, resolve_models
+    from witness.jobs import resolve_models
+    from witness.orchestrate import Sources
 
     settings = load_settings()
     if models_dir is not None:
         settings = replace(settings, models=replace(settings.models, dir=str(models_dir)))
     models = resolve_models(settings, Sources().engines, progress)
-    diarization = models["diarization"]
-    paths = [models["asr"].path, models.get("asr_vad"), diarization.segmentation, diarization.vad,
+    diarization = models.diarization
+    paths = [models.asr.path, models.asr_vad, diarization.segmentation, diarization.vad,
              diarization.embedding_path]
     return [str(p) for p in paths if p is not None]
 
