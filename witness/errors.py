@@ -69,6 +69,27 @@ def _blank(cls: type[WitnessError], fields: dict, args: tuple = ()) -> WitnessEr
     return error
 
 
+def file_error(exc: Exception, path: str | Path) -> WitnessError:
+    """What ended the work on the file ``path`` (decoding it, reading it), as its one-line
+    error: a WitnessError as it is (about ``path`` when it names no file), an OSError as
+    "cannot read", anything else (a bug, a decoder's failure) as an internal error."""
+    if isinstance(exc, WitnessError):
+        return exc if exc.path else exc.named(path)
+    if isinstance(exc, OSError):
+        return InputError(f"cannot read ({exc.strerror or exc})", path)
+    return internal_error(exc, path)
+
+
+def engine_error(name: str, exc: Exception, path: str | Path) -> WitnessError:
+    """What ended engine ``name``'s job on ``path``, as its one-line error: a WitnessError
+    keeps its kind (its exit code), anything else is "<name> failed: …" (the traceback in
+    the debug log); the worker or actor lives on."""
+    if isinstance(exc, WitnessError):
+        return exc if exc.path else exc.named(path)
+    log.debug("%s failed", name, exc_info=exc)
+    return WitnessError(f"{name} failed: {type(exc).__name__}: {exc}", path)
+
+
 def internal_error(exc: BaseException, path: str | Path | None) -> WitnessError:
     """An unexpected exception (a bug, a library's failure) as one file's error: one line,
     its traceback in the debug log (``--debug``), so the other files of a run go on."""

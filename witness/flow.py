@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol
 
-from witness.errors import InputError, WitnessError, internal_error
+from witness.errors import WitnessError, file_error, internal_error
 from witness.progress import FileProgress
 from witness.transcript import AudioMeta, Transcript
 from witness.workers import Event, Job, SharedAudio, Worker, WorkerDied, wait_any
@@ -157,13 +157,8 @@ class Flow:
         try:
             given = self.engines.given(job.path)
             meta, audio = self.engines.decode(job.path, job.sha256)
-        except WitnessError as exc:
-            return FileResult(job.path, None, exc, 0, time.perf_counter() - start)
-        except OSError as exc:
-            error = InputError(f"cannot read ({exc.strerror or exc})", job.path)
-            return FileResult(job.path, None, error, 0, time.perf_counter() - start)
-        except Exception as exc:  # a bug or a decoder's failure: this file fails, the others go on
-            return FileResult(job.path, None, internal_error(exc, job.path), 0, time.perf_counter() - start)
+        except Exception as exc:  # this file fails, the others go on
+            return FileResult(job.path, None, file_error(exc, job.path), 0, time.perf_counter() - start)
         self._files[job.path] = _File(job.path, meta, audio, time.perf_counter() - start, results=given)
         return None
 

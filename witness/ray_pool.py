@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from witness.config import Settings
-from witness.errors import InputError, ModelError, UsageError, WitnessError
+from witness.errors import InputError, ModelError, UsageError, WitnessError, engine_error, file_error
 from witness.flow import FileJob, FileResult, merged
 from witness.progress import Progress
 from witness.transcript import AudioMeta
@@ -146,10 +146,8 @@ class EngineActor:
         start = time.perf_counter()
         try:
             meta, audio = decode_shared(path, sha256, self.stereo)
-        except WitnessError as exc:
-            return Answer(None, {}, {}, exc, engines_ran=False)
-        except OSError as exc:
-            return Answer(None, {}, {}, InputError(f"cannot read ({exc.strerror or exc})", path), engines_ran=False)
+        except Exception as exc:
+            return Answer(None, {}, {}, file_error(exc, path), engines_ran=False)
         try:
             decoded = time.perf_counter()
             results = self._run_engines(audio, path)
@@ -174,10 +172,8 @@ class EngineActor:
             if name not in self.engines:
                 self.engines[name] = self.factories[name](self.jobs[name])
             return self.engines[name](audio, None)
-        except WitnessError as exc:
-            raise (exc if exc.path else exc.named(path)) from None
-        except Exception as exc:  # a bug or a library error: this file fails, the actor lives on
-            raise WitnessError(f"{name} failed: {type(exc).__name__}: {exc}", path) from None
+        except Exception as exc:  # this file fails, the actor lives on
+            raise engine_error(name, exc, path) from None
 
 
 class ActorDied(WitnessError):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from witness import shm
-from witness.errors import WitnessError
+from witness.errors import WitnessError, engine_error
 
 if TYPE_CHECKING:
     from witness.audio import AudioInfo
@@ -303,11 +303,8 @@ def _answer_jobs(name: str, factory: Callable[..., Any], args: tuple, inbox, eve
             events.send(Event("done", job.key, result))
         except (BrokenPipeError, ConnectionResetError):
             raise
-        except WitnessError as exc:  # the same kind (exit code), naming the file the job was for
-            events.send(Event("error", job.key, exc if exc.path else exc.named(job.key)))
-        except Exception as exc:  # a bug or a library error: reported, the worker lives on
-            log.debug("%s failed", name, exc_info=exc)  # the traceback, with --debug
-            events.send(Event("error", job.key, WitnessError(f"{name} failed: {type(exc).__name__}: {exc}", job.key)))
+        except Exception as exc:  # reported, naming the file the job was for; the worker lives on
+            events.send(Event("error", job.key, engine_error(name, exc, job.key)))
 
 
 def _next_job(inbox) -> Job | None:
