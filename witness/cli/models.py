@@ -58,7 +58,7 @@ def list_cmd(models_dir: Path | None) -> None:
     from witness.models.whisper_models import list_models
 
     click.echo("witness: search order: " + ", ".join(str(d) for d in store.search_dirs(models_dir)), err=True)
-    from witness.models.diarization_catalogue import diarization_status
+    from witness.models.diarization_choice import diarization_status
 
     rows = [(r.name, r.path, r.size, f"converted on first use, offline, from {r.source}" if r.convertible
              else f"not here ({r.source})") for r in list_models(models_dir)]
@@ -131,7 +131,7 @@ def path_cmd(name: str, models_dir: Path | None) -> None:
 
 def _resolve(name: str, models_dir: Path | None, offline: bool, progress=None) -> Path:
     """A diarization model by its name, else a Whisper model."""
-    from witness.models.diarization_catalogue import resolve_named
+    from witness.models.diarization_choice import resolve_named
     from witness.models.whisper_models import resolve_model
 
     path = resolve_named(name, models_dir, offline=offline, progress=progress)

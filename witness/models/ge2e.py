@@ -21,7 +21,7 @@ from witness.errors import ModelError
 from witness.models import store
 from witness.models.diarization_catalogue import GE2E_CHECKPOINT
 from witness.models.lstm import LstmLayer, lstm_numpy, onnx_lstm_weights, torch_lstm_layer
-from witness.models.onnx_convert import converted_path, finish_model, publish_checked
+from witness.models.onnx_convert import Conversion, finish_model
 from witness.models.torch_pickle import load_legacy_checkpoint
 
 CONVERTER_VERSION = "1"
@@ -39,11 +39,6 @@ class Ge2eWeights:
     layers: tuple[LstmLayer, ...]
     linear_w: np.ndarray
     linear_b: np.ndarray
-
-
-def converted_name(source_sha256: str) -> str:
-    """File name of the converted graph, keyed by the checkpoint's checksum and the converter."""
-    return f"ge2e-resemblyzer-{source_sha256[:16]}-c{CONVERTER_VERSION}.onnx"
 
 
 def load_weights(checkpoint: str | Path) -> Ge2eWeights:
@@ -120,21 +115,12 @@ def max_deviation(model_path: Path, weights: Ge2eWeights, mels: np.ndarray) -> f
     return float(np.max(np.abs(got - forward_numpy(weights, mels))))
 
 
-def convert(checkpoint: str | Path, source_sha256: str, out_path: str | Path) -> Path:
-    """Convert ``checkpoint`` to ONNX at ``out_path``: checked against numpy, then published
-    atomically. Raises ModelError when the two disagree by more than ``TOLERANCE``."""
-    weights = load_weights(checkpoint)
-    # Positive mel-like energies over a few decades: wide enough to exercise every gate.
-    probe = np.random.default_rng(0).lognormal(-4.0, 2.0, (2, 50, N_MELS)).astype(np.float32)
-    return publish_checked(build_onnx(weights, source_sha256), out_path,
-                           lambda path: max_deviation(path, weights, probe), TOLERANCE, "GE2E", checkpoint)
+def probe_mels() -> np.ndarray:
+    """Positive mel-like energies over a few decades: wide enough to exercise every gate."""
+    return np.random.default_rng(0).lognormal(-4.0, 2.0, (2, 50, N_MELS)).astype(np.float32)
 
 
-def ge2e_onnx_path(models_dir: str | Path | None = None, offline: bool = False,
-                   progress: store.Progress | None = None) -> Path:
-    """The converted GE2E graph: found in the models dir or cache, or converted into the cache
-    from the checkpoint (itself found or fetched through pip by the store)."""
-    return converted_path(
-        GE2E_CHECKPOINT, converted_name(GE2E_CHECKPOINT.sha256), CONVERTER_VERSION,
-        lambda checkpoint, out: convert(checkpoint, GE2E_CHECKPOINT.sha256, out),
-        "GE2E", models_dir, offline, progress)
+# The shared tail (file name, convert-check-publish, find or convert): ``onnx_convert.Conversion``.
+CONVERSION = Conversion("GE2E", "ge2e-resemblyzer", CONVERTER_VERSION, GE2E_CHECKPOINT,
+                        load_weights, build_onnx, max_deviation, probe_mels, TOLERANCE)
+converted_name, convert, ge2e_onnx_path = CONVERSION.name, CONVERSION.convert, CONVERSION.path

