@@ -64,7 +64,7 @@ def test_a_single_bad_file_is_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--num-speakers", "0"], "must be positive"),
+    (["--num-speakers", "0"], "0 is not in the range x>=1"),
     (["--step", "-1"], "must be positive"),
     (["--min-speakers", "3", "--max-speakers", "2"], "exceeds --max-speakers"),
     (["--embedding", "xvector"], "'xvector' is not one of"),

@@ -36,7 +36,8 @@ class UserError(click.ClickException):
 
 class WitnessGroup(click.Group):
     """``witness FILE…`` means ``witness transcribe FILE…``; the global flags (``-q``,
-    ``-v``, ``--debug``) work after the command too; library errors become one line."""
+    ``-v``, ``--debug``) work after the command too (``_global_flags``); library errors
+    become one line."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         i = 0
@@ -44,9 +45,6 @@ class WitnessGroup(click.Group):
             i += 1
         if i < len(args) and args[i] not in self.commands and args[i] not in ("--help", "-h", "--version"):
             args = args[:i] + [DEFAULT_COMMAND] + args[i:]
-        if i < len(args) and args[i] in self.commands:
-            hoisted, rest = _hoist_global_flags(self.commands[args[i]], args[i + 1:])
-            args = args[:i] + hoisted + [args[i]] + rest
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context):
@@ -91,41 +89,6 @@ class WitnessGroup(click.Group):
             raise UserError(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)", 1) from None
 
 
-def _hoist_global_flags(command: click.Command, args: list[str]) -> tuple[list[str], list[str]]:
-    """(the global flags among ``command``'s arguments, the rest): a flag is global unless
-    the command defines it too (``batch -q``), it is an option's value, or it follows ``--``."""
-    own, takes_value = _option_names(command)
-    hoisted: list[str] = []
-    rest: list[str] = []
-    value_next = False
-    for n, arg in enumerate(args):
-        if arg == "--":
-            rest.extend(args[n:])
-            break
-        if arg in GLOBAL_FLAGS and arg not in own and not value_next:
-            hoisted.append(arg)
-            continue
-        rest.append(arg)
-        value_next = not value_next and arg in takes_value
-    return hoisted, rest
-
-
-def _option_names(command: click.Command) -> tuple[set[str], set[str]]:
-    """The option names of ``command`` and its subcommands: all, and those taking a value."""
-    names: set[str] = set()
-    takes_value: set[str] = set()
-    todo = [command]
-    while todo:
-        current = todo.pop()
-        todo.extend(getattr(current, "commands", {}).values())
-        for param in current.params:
-            if isinstance(param, click.Option):
-                names.update(param.opts + param.secondary_opts)
-                if not param.is_flag and not param.count:
-                    takes_value.update(param.opts)
-    return names, takes_value
-
-
 @click.group(cls=WitnessGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="witness")
 @click.option("--debug", is_flag=True, help="Show full tracebacks and debug logs.")
@@ -141,7 +104,7 @@ def main(ctx: click.Context, debug: bool, verbose: bool, quiet: bool) -> None:
     witness quote out/call.json 09:32     what was said at 09:32
     witness eval der ref.rttm hyp.rttm    diarization error rate
     """
-    _log_to_stderr(logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING)
+    _log_to_stderr(debug, verbose)
     from witness.accel.providers import quiet_runtime
 
     quiet_runtime()
@@ -165,12 +128,36 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
-def _log_to_stderr(level: int) -> None:
-    """Log records of ``level`` and above to stderr, one handler however often main runs."""
+def _log_to_stderr(debug: bool, verbose: bool) -> None:
+    """Log records to stderr (warnings; with ``verbose`` what was decided; with ``debug``
+    everything), one handler however often main runs."""
     root = logging.getLogger()
     if not any(isinstance(h, _StderrHandler) for h in root.handlers):
         root.addHandler(_StderrHandler())
-    root.setLevel(level)
+    root.setLevel(logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING)
+
+
+def _global_flag(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """A global flag given after the command (``witness call.wav -q``): as if given before it."""
+    if not value:
+        return
+    root = ctx.find_root()
+    root.params[param.name] = True
+    if isinstance(root.obj, dict):
+        root.obj[param.name] = True
+    _log_to_stderr(bool(root.params.get("debug")), bool(root.params.get("verbose")))
+
+
+def _global_flags(command: click.Command) -> None:
+    """``command`` and its subcommands also take the global flags they do not define themselves
+    (``batch`` has its own ``-q``), hidden from their help."""
+    own = {opt for param in command.params for opt in getattr(param, "opts", ())}
+    for flags, name in ((("--debug",), "debug"), (("-v", "--verbose"), "verbose"), (("-q", "--quiet"), "quiet")):
+        if not own.intersection(flags):
+            command.params.append(click.Option(flags, name, is_flag=True, hidden=True, expose_value=False,
+                                               callback=_global_flag))
+    for sub in getattr(command, "commands", {}).values():
+        _global_flags(sub)
 
 
 def _register() -> None:
@@ -184,6 +171,7 @@ def _register() -> None:
     from witness.cli.voices import enroll, voices
 
     for command in (transcribe, batch, diarize, quote, evaluate, models, doctor, warmup, enroll, voices):
+        _global_flags(command)
         main.add_command(command)
 
 

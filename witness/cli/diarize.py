@@ -10,10 +10,8 @@ from pathlib import Path
 import click
 
 from witness.cli.options import (
-    DEVICES, channels_option, config_option, embedding_option, output_files, segmentation_option, transcripts,
-    voices_option)
-from witness.config import DiarizationSettings, load_settings
-from witness.options import apply_voices, check_device, check_models_dir, check_speaker_bounds, flag
+    channels_option, config_option, device_option, embedding_option, engine_settings, models_dir_option,
+    output_files, segmentation_option, speaker_options, transcripts, voices_option)
 
 log = logging.getLogger(__name__)
 
@@ -48,28 +46,21 @@ def _positive(ctx: click.Context, param: click.Parameter, value):
 @click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="rttm", show_default=True,
               help="rttm: one SPEAKER line per turn; json: a transcript with turns, exclusive "
                    "turns, speakers and timings (no words), e.g. --format json.")
-@click.option("--num-speakers", type=int, callback=_positive, metavar="N",
-              help="Exactly N speakers, e.g. --num-speakers 2.")
-@click.option("--min-speakers", type=int, callback=_positive, metavar="N",
-              help="At least N speakers, e.g. --min-speakers 2.")
-@click.option("--max-speakers", type=int, callback=_positive, metavar="N",
-              help="At most N speakers; more are merged and a warning says so, e.g. --max-speakers 4.")
+@speaker_options
 @click.option("--step", type=float, callback=_positive, metavar="S",
               help="Seconds between 10 s segmentation windows (default 1, as pyannote); "
                    "e.g. --step 2 runs about twice as fast.")
 @segmentation_option()
 @embedding_option()
 @channels_option()
-@click.option("--models-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder searched first for model files, e.g. --models-dir ~/witness-models "
-                   "(then $WITNESS_MODELS_DIR, then ~/.cache/witness/models).")
-@click.option("--threads", type=int, callback=_positive, metavar="N",
-              help="ONNX Runtime threads per model (default: the plan's, one each: segmentation "
-                   "and embeddings run side by side), e.g. --threads 2.")
-@click.option("--device", type=click.Choice(DEVICES),
-              help="Where the diarization models run: auto (default) takes the best provider the "
-                   "installed ONNX Runtime offers; [diarization] segmentation_device and "
-                   "embedding_device set each model. E.g. --device cpu.")
+@models_dir_option()
+@click.option("--model-threads", "--threads", "threads", type=int, callback=_positive, metavar="N",
+              help="ONNX Runtime threads per diarization model ([diarization] threads; default: the "
+                   "plan's, one each: segmentation and embeddings run side by side), e.g. --threads 2. "
+                   "Not transcribe's --threads (CPU threads in all).")
+@device_option("Where the diarization models run: auto (default) takes the best provider the installed "
+               "ONNX Runtime offers; [diarization] segmentation_device and embedding_device set each "
+               "model. E.g. --device cpu.")
 @voices_option
 @click.option("--overwrite", is_flag=True, help="Replace outputs that already exist.")
 @config_option("A TOML file of settings ([diarization] in config/default.toml).")
@@ -81,27 +72,15 @@ def diarize(ctx, files, output_dir, fmt, num_speakers, min_speakers, max_speaker
     Prints RTTM to stdout by default. Each file is done on its own: a bad file is reported in
     one line and the others still run (exit 2 if any failed; 1 if a model is missing or damaged).
     """
-    check_device(device, flag)
-    loaded = load_settings(config_file)
-    settings = replace(loaded, diarization=_settings(
-        loaded.diarization, num_speakers=num_speakers, min_speakers=min_speakers, max_speakers=max_speakers,
-        step=step, segmentation=segmentation, embedding=embedding, channels=channels, threads=threads,
-        segmentation_device=device, embedding_device=device))
-    if models_dir is not None:
-        settings = replace(settings, models=replace(settings.models, dir=str(models_dir)))
-    settings = apply_voices(settings, voices)
+    settings = engine_settings(config_file, voices, num_speakers=num_speakers, min_speakers=min_speakers,
+                               max_speakers=max_speakers, segmentation=segmentation, embedding=embedding,
+                               channels=channels, device=device, models_dir=models_dir)
+    own = {k: v for k, v in (("step", step), ("threads", threads)) if v is not None}  # diarize's alone
+    if own:
+        settings = replace(settings, diarization=replace(settings.diarization, **own))
     if output_dir is None and fmt == "json" and len(files) > 1:
         raise click.BadParameter("several files as JSON need -o DIR", param_hint="--format")
-    check_models_dir(settings.models.dir, "--models-dir" if models_dir is not None else "the config's [models] dir")
     _run(ctx, files, settings, fmt, output_dir, overwrite)
-
-
-def _settings(base: DiarizationSettings, **options) -> DiarizationSettings:
-    """``base`` with every option given on the command line."""
-    given = {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items() if v is not None}
-    settings = replace(base, **given)
-    check_speaker_bounds(settings.num_speakers, settings.min_speakers, settings.max_speakers, flag)
-    return settings
 
 
 def _run(ctx, files, settings, fmt: str, output_dir: Path | None, overwrite: bool) -> None:

@@ -179,7 +179,8 @@ def channels_option():
 def models_dir_option():
     """``--models-dir``: a folder searched first for model files (the engine options, enroll)."""
     return click.option("--models-dir", type=click.Path(file_okay=False), metavar="DIR",
-                        help="Folder searched first for model files (then $WITNESS_MODELS_DIR, the cache).")
+                        help="Folder searched first for model files, e.g. --models-dir ~/witness-models (then "
+             "$WITNESS_MODELS_DIR, then ~/.cache/witness/models).")
 
 
 def offline_option():
@@ -204,17 +205,12 @@ def engine_options(function):
         click.option("--language", metavar="CODE", help="Spoken language (ISO 639-1, e.g. de), or auto. "
                      "English-only models always use en."),
         click.option("--no-diarize", is_flag=True, help="Whisper alone: timestamped text without speakers."),
-        click.option("--num-speakers", type=click.IntRange(1), metavar="N", help="Exactly N speakers, e.g. 2."),
-        click.option("--min-speakers", type=click.IntRange(1), metavar="N", help="At least N speakers."),
-        click.option("--max-speakers", type=click.IntRange(1), metavar="N",
-                     help="At most N speakers (more are merged, with a warning)."),
+        *_speaker_options(),
         segmentation_option(),
         embedding_option(),
         channels_option(),
-        click.option("--device", type=click.Choice(DEVICES),
-                     help="Where the engines run: auto (default) takes the best GPU path each engine "
-                          "has; cpu keeps both on the CPU; an ONNX Runtime provider name forces it "
-                          "for the diarization models."),
+        device_option("Where the engines run: auto (default) takes the best GPU path each engine has; cpu "
+                      "keeps both on the CPU; an ONNX Runtime provider name forces it for the diarization models."),
         click.option("--serial/--parallel", "serial", default=None,
                      help="Force the engines to take turns, or to run side by side (default: the plan "
                           "decides from free VRAM and cores; see -v)."),
@@ -225,6 +221,27 @@ def engine_options(function):
         models_dir_option(),
         offline_option(),
     ]
+    return _decorated(function, decorators)
+
+
+def speaker_options(function):
+    """``--num-speakers``, ``--min-speakers``, ``--max-speakers`` (transcribe, batch, diarize)."""
+    return _decorated(function, _speaker_options())
+
+
+def _speaker_options() -> list:
+    return [click.option("--num-speakers", type=click.IntRange(1), metavar="N", help="Exactly N speakers, e.g. 2."),
+            click.option("--min-speakers", type=click.IntRange(1), metavar="N", help="At least N speakers, e.g. 2."),
+            click.option("--max-speakers", type=click.IntRange(1), metavar="N",
+                         help="At most N speakers (more are merged, with a warning), e.g. 4.")]
+
+
+def device_option(help_text: str):
+    """``--device``: where the engines (or diarize's models) run; ``help_text`` says which."""
+    return click.option("--device", type=click.Choice(DEVICES), help=help_text)
+
+
+def _decorated(function, decorators: list):
     for decorator in reversed(decorators):
         function = decorator(function)
     return function
