@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
-import re
 import tomllib
 import types
 import typing
@@ -23,10 +21,11 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from witness.accel.providers import NAMES as PROVIDER_NAMES
-from witness.asr.options import TIMESTAMP_MODES, WhisperOptions
+from witness.asr.options import WHISPER_RULES, WhisperOptions
 from witness.errors import InputError
 from witness.merge import MergeOptions
 from witness.plan import PlanOptions
+from witness.schema import ANY, COUNT, SECONDS, Allowed, toml_text, violation
 from witness.writers import FORMATS
 
 @dataclass(frozen=True)
@@ -93,74 +92,17 @@ class Settings:
         return dataclasses.asdict(self)
 
 
-@dataclass(frozen=True)
-class Allowed:
-    """What one setting may hold beyond its type (the dataclass field's): a range, choices or
-    a pattern. ``unset``: 0 is also allowed, meaning "not set" (the plan's or the model's value)."""
-
-    low: float | None = None
-    high: float | None = None
-    above: bool = False  # strictly above ``low``
-    unset: bool = False
-    choices: tuple[str, ...] = ()
-    pattern: str = ""  # a regular expression the whole text matches…
-    means: str = ""  # …described in words
-
-    def allows(self, value: Any) -> bool:
-        if isinstance(value, tuple):  # a list: one or more items, each allowed
-            return bool(value) and all(self.allows(v) for v in value)
-        if isinstance(value, bool):
-            return True
-        if isinstance(value, (int, float)):
-            if value == 0 and self.unset:
-                return True
-            below = self.low is not None and (value <= self.low if self.above else value < self.low)
-            return math.isfinite(value) and not below and (self.high is None or value <= self.high)
-        if isinstance(value, str):
-            return (not self.choices or value in self.choices) and (not self.pattern or bool(re.fullmatch(self.pattern, value)))
-        return True
-
-    def describe(self, hint: Any) -> str:
-        """E.g. "a whole number >= 1", "one of auto, fp32, int8", "a list of one or more of txt, …"."""
-        if typing.get_origin(hint) is tuple:
-            return f"a list of one or more of {', '.join(self.choices)}" if self.choices else "a list"
-        kind = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}.get(hint, str(hint))
-        if self.choices:
-            return "one of " + ", ".join(self.choices)
-        if self.means:
-            return self.means
-        low = None if self.low is None else f"{'>' if self.above else '>='} {self.low:g}"
-        high = None if self.high is None else f"<= {self.high:g}"
-        bounds = " and ".join(b for b in (low, high) if b)
-        return f"{kind}{' ' + bounds if bounds else ''}{' (or 0: unset)' if self.unset else ''}"
-
-
-ANY = Allowed()
-COUNT = Allowed(low=0)  # 0 or more (0: unset, chosen for you)
-SECONDS = Allowed(low=0)
 SEGMENTATIONS = ("auto", "fp32", "int8")
 EMBEDDINGS = ("auto", "campplus", "ge2e", "wespeaker")
 CHANNEL_MODES = ("auto", "mix", "split")
 DEVICES = ("auto", *PROVIDER_NAMES)
 PLAN_MODES = ("auto", "parallel", "serial")
-MAX_DECODERS = 8  # whisper.cpp's WHISPER_MAX_DECODERS: beams or candidates per window
 
 # Every key of every section (a test keeps it equal to the dataclasses' fields).
 SCHEMA: dict[str, dict[str, Allowed]] = {
     "models": {"dir": ANY, "offline": ANY},
     "asr": {"model": Allowed(pattern=r".*\S.*", means="a model name or the path of a ggml file")},
-    "whisper": {
-        "language": Allowed(pattern=r"auto|[a-z]{2,3}", means='"auto" or a language code such as en, de, fr'),
-        "initial_prompt": ANY, "threads": COUNT,
-        "beam_size": Allowed(low=1, high=MAX_DECODERS), "best_of": Allowed(low=1, high=MAX_DECODERS),
-        "temperature": Allowed(low=0, high=1), "temperature_increment": Allowed(low=0, high=1),
-        "no_speech_threshold": Allowed(low=0, high=1), "logprob_threshold": Allowed(high=0),
-        "entropy_threshold": Allowed(low=0), "suppress_blank": ANY, "suppress_non_speech_tokens": ANY,
-        "condition_on_previous_text": ANY, "max_initial_timestamp": Allowed(low=0, high=30),
-        "timestamps": Allowed(choices=TIMESTAMP_MODES), "without_timestamps": ANY, "keep_annotations": ANY,
-        "speech_gate": ANY, "redecode_loops": ANY,
-        "chunk_seconds": Allowed(low=30, unset=True), "use_gpu": ANY, "gpu_device": COUNT, "flash_attention": ANY,
-    },
+    "whisper": WHISPER_RULES,
     "diarization": {
         "segmentation": Allowed(choices=SEGMENTATIONS), "embedding": Allowed(choices=EMBEDDINGS),
         "ge2e_variant": Allowed(choices=("pooled", "window")),
@@ -190,12 +132,7 @@ SCHEMA: dict[str, dict[str, Allowed]] = {
 def problem(section: str, obj: Any) -> str | None:
     """The first value of dataclass ``obj`` (the settings of ``section``) that ``SCHEMA``
     does not allow, as "KEY must be …, not VALUE"; None when all are allowed."""
-    hints = typing.get_type_hints(type(obj))
-    for f in fields(obj):
-        rule, value = SCHEMA[section][f.name], getattr(obj, f.name)
-        if not rule.allows(value):
-            return f"{f.name} must be {rule.describe(hints[f.name])}, not {_toml(value)}"
-    return None
+    return violation(obj, SCHEMA[section])
 
 
 def user_config_path() -> Path:
@@ -244,7 +181,7 @@ def override(obj: Any, table: Mapping[str, Any], source: str, prefix: str = "", 
             changes[name] = override(current, value, source, where + ".", schema[name])
             continue
         rule = schema[name]
-        wrong = f"setting {where!r} must be {rule.describe(hints[name])}, not {_toml(value)}"
+        wrong = f"setting {where!r} must be {rule.describe(hints[name])}, not {toml_text(value)}"
         changes[name] = _coerce(value, hints[name], wrong, source)
         if not rule.allows(changes[name]):
             raise InputError(wrong, source)
@@ -275,14 +212,3 @@ def _coerce(value: Any, hint: Any, wrong: str, source: str) -> Any:
     if hint in (bool, int, str) and type(value) is hint:
         return value
     raise InputError(wrong, source)
-
-
-def _toml(value: Any) -> str:
-    """``value`` as TOML writes it (true, "pdf", ["pdf"]), for error lines."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return "a table"
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)

@@ -6,7 +6,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from witness.schema import ANY, COUNT, Allowed, violation
+
 TIMESTAMP_MODES = ("token", "dtw")
+MAX_DECODERS = 8  # whisper.cpp's WHISPER_MAX_DECODERS: beams or candidates per window
 WINDOW_SECONDS = 30.0  # Whisper's decoding window
 
 
@@ -80,9 +83,7 @@ class WhisperOptions:
     flash_attention: bool = True
 
     def __post_init__(self) -> None:
-        from witness.config import problem  # every setting's range and choices live in config.SCHEMA
-
-        wrong = problem("whisper", self)
+        wrong = violation(self, WHISPER_RULES)
         if wrong:
             raise ValueError(wrong)
 
@@ -98,3 +99,18 @@ class WhisperOptions:
     @property
     def effective_threads(self) -> int:
         return self.threads or min(4, os.cpu_count() or 1)
+
+
+# What each [whisper] setting may hold (config.SCHEMA's "whisper" section).
+WHISPER_RULES: dict[str, Allowed] = {
+    "language": Allowed(pattern=r"auto|[a-z]{2,3}", means='"auto" or a language code such as en, de, fr'),
+    "initial_prompt": ANY, "threads": COUNT,
+    "beam_size": Allowed(low=1, high=MAX_DECODERS), "best_of": Allowed(low=1, high=MAX_DECODERS),
+    "temperature": Allowed(low=0, high=1), "temperature_increment": Allowed(low=0, high=1),
+    "no_speech_threshold": Allowed(low=0, high=1), "logprob_threshold": Allowed(high=0),
+    "entropy_threshold": Allowed(low=0), "suppress_blank": ANY, "suppress_non_speech_tokens": ANY,
+    "condition_on_previous_text": ANY, "max_initial_timestamp": Allowed(low=0, high=30),
+    "timestamps": Allowed(choices=TIMESTAMP_MODES), "without_timestamps": ANY, "keep_annotations": ANY,
+    "speech_gate": ANY, "redecode_loops": ANY,
+    "chunk_seconds": Allowed(low=30, unset=True), "use_gpu": ANY, "gpu_device": COUNT, "flash_attention": ANY,
+}
