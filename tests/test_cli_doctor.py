@@ -97,7 +97,7 @@ def test_doctor_recommends_the_largest_model_a_gpu_with_room_holds(models_dir, d
     """whisper.cpp built with a GPU backend (faked, as the GPU probe is) and an H100 with
     40 GiB free: large-v3-turbo; the run itself stays on the CPU (--device cpu)."""
     gpu = GpuMemory(0, "nvidia", "NVIDIA H100", 80 * GIB, 40 * GIB)
-    monkeypatch.setattr("witness.orchestrate.probe_gpus", lambda: (gpu,))
+    monkeypatch.setattr("witness.placement.probe_gpus", lambda: (gpu,))
     monkeypatch.setattr("witness.asr.backend.gpu_backend_libraries", lambda: ("vulkan",))
     result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu"])
     assert result.exit_code == 0, result.stderr

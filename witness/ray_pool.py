@@ -4,7 +4,7 @@ The driver (this process) does what it does locally: the plan, the models resolv
 (``jobs.resolve_models``), the merge (it decodes the call itself only for the merge's
 second opinion), every output and every manifest row. Each
 actor is a long-lived Ray worker process that builds the engines the local workers build
-(``orchestrate.ENGINE_FACTORIES``, from the same jobs) on its first file and keeps them: it
+(``engines.FACTORIES``, from the same jobs) on its first file and keeps them: it
 reads the input itself from the path it is given (a filesystem every node mounts at the
 same path; no audio goes through Ray's object store), decodes it, runs Whisper and
 diarization (side by side in two threads when the plan says parallel, else one after the
