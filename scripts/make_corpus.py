@@ -48,7 +48,7 @@ repeat each speaker's recordings (tune: up to 5 times; check: up to 8, its 30 mi
 says how much, and repeated audio makes clustering easier than real.
 
 v2: its 20 speakers have 7.5 min each, so no call repeats a recording (``repeated_share`` 0);
-a recording serves at most 2 calls of its part; ordinary calls last 1-15 min (median 3); the
+a recording serves at most 2 calls of its part; ordinary calls last 1-15 min (median 2); the
 long calls hold all 10 speakers of a part (tune: 60 min, check: 30 min); sexes are
 LibriSpeech's own (``sex`` in speaker_info); each utterance's text is the human transcript.
 
@@ -98,8 +98,8 @@ RECIPES = {
                  "Whisper tiny.en (faster-whisper int8) on the clean source recording"),
     # 20 speakers with 36-101 recordings each (7.5 min): the long calls hold all 10 of a part and
     # repeat nothing; a recording serves at most 2 calls of its part.
-    "v2": Recipe(corpus_librispeech, {"tune": (45.0, 60.0, 10, 0.5, 1), "check": (45.0, 30.0, 10, 0.5, 1)}, 2,
-                 (180, 0.6, 60, 900), corpus_librispeech.SOURCE, corpus_librispeech.TRANSCRIPT),
+    "v2": Recipe(corpus_librispeech, {"tune": (60.0, 60.0, 10, 0.5, 1), "check": (60.0, 30.0, 10, 0.5, 1)}, 2,
+                 (120, 0.6, 60, 900), corpus_librispeech.SOURCE, corpus_librispeech.TRANSCRIPT),
 }
 
 
