@@ -38,7 +38,7 @@ from scripts.diarization_cases import MODELS, ders, sample_call, tiled
 from witness.accel.providers import choose_provider
 from witness.audio import SAMPLE_RATE
 from witness.diarize.config import RuntimeOptions, config_for
-from witness.diarize.onnx_session import LazySession
+from witness.accel.onnx_session import LazySession
 from witness.diarize.pipeline import Diarizer
 from witness.diarize.segmentation import FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, WINDOW_SAMPLES
 from witness.evaluate.oracle import alone_mask

@@ -74,7 +74,7 @@ def devices(transcript: dict) -> dict[str, str]:
 def intended(extra: list[str]) -> dict[str, str]:
     """The providers the diarization models should get here (what ``witness doctor`` shows)."""
     from witness.options import settings_for
-    from witness.placement import find_devices
+    from witness.run.placement import find_devices
 
     device = extra[extra.index("--device") + 1] if "--device" in extra else None
     found = find_devices(settings_for({"device": device}))

@@ -62,7 +62,7 @@ def driver_seconds(calls: Path, out: Path, scratch: Path) -> dict[str, float]:
     header check and SHA-256 of the input, then its outputs (json, txt) and manifest row."""
     from witness.audio import probe
     from witness.fileio import sha256_file
-    from witness.manifest import Manifest, ManifestRow
+    from witness.run.manifest import Manifest, ManifestRow
     from witness.transcript import read_transcript
     from witness.writers import write_outputs
 

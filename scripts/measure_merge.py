@@ -36,11 +36,11 @@ from witness.diarize.embedding import CamPlusPlusEmbedder  # noqa: E402
 from witness.evaluate.stm import read_stm  # noqa: E402
 from witness.evaluate.wder import score_words  # noqa: E402
 from witness.evaluate.words import words_from_stm, words_from_transcript  # noqa: E402
-from witness.flow import FileJob  # noqa: E402
+from witness.run.flow import FileJob  # noqa: E402
 from witness.merge import MergeOptions, merge  # noqa: E402
 from witness.models.diarization_choice import choose_models  # noqa: E402
 from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices  # noqa: E402
-from witness.orchestrate import run  # noqa: E402
+from witness.run.orchestrate import run  # noqa: E402
 from witness.transcript import Transcript, read_transcript  # noqa: E402
 
 BEFORE = MergeOptions(interjections=False, second_opinion=False)
@@ -68,7 +68,7 @@ def runs(calls: list[Path], cache: Path) -> None:
 def diarization_timer():
     """``samples -> seconds`` of one diarization with the default settings' models and threads."""
     from witness.diarize.pipeline import Diarizer
-    from witness.orchestrate import Orchestrator
+    from witness.run.orchestrate import Orchestrator
 
     job = Orchestrator(load_settings()).engine_jobs().diarization
     diarizer = Diarizer(job.models, job.config, job.runtime, job.ge2e_variant)

@@ -28,9 +28,9 @@ from functools import partial
 import numpy as np
 
 from scripts.stereo_cases import StereoCall, shared_channel_calls, stereo_calls
-from witness.diarize.channels import LABELS, ChannelTurns, diarize_channels, same_voice_share, stereo_call
+from witness.channels import LABELS, ChannelTurns, diarize_channels, same_voice_share, stereo_call
 from witness.diarize.embedding import CamPlusPlusEmbedder
-from witness.diarize.vad import SileroVad
+from witness.vad import SileroVad
 from witness.evaluate import diarization_error
 from witness.evaluate.der import DerResult, combine
 from witness.evaluate.stm import StmSegment

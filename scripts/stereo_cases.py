@@ -29,8 +29,8 @@ import numpy as np
 
 from scripts import SHARED
 from witness.audio import SAMPLE_RATE, load_audio, write_wav
-from witness.diarize.channels import ChannelOptions
-from witness.diarize.vad import SileroVad, regions_from_probabilities
+from witness.channels import ChannelOptions
+from witness.vad import SileroVad, regions_from_probabilities
 from witness.transcript import Turn
 
 SIM = SHARED / "data" / "dev-set" / "sim"

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from witness.manifest import MANIFEST_NAME
+from witness.run.manifest import MANIFEST_NAME
 
 
 def group_alive(pgid: int, grace: float) -> bool:

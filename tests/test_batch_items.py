@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from witness.batch import BatchItem, find_items, settings_hash
+from witness.run.batch import BatchItem, find_items, settings_hash
 from witness.config import ModelSettings, Settings
 from witness.errors import InputError, WitnessError
-from witness.manifest import Manifest, ManifestRow
-from witness.plan import PlanOptions
+from witness.run.manifest import Manifest, ManifestRow
+from witness.run.plan import PlanOptions
 
 
 def touch(path: Path) -> Path:

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-import witness.batch
+import witness.run.batch
 from tests.stm_transcript import transcript_from_stm
-from witness import shm
-from witness.batch import BatchItem, BatchOptions, StopSignals, _Batch
-from witness.flow import FileResult
-from witness.manifest import MANIFEST_NAME, Manifest
-from witness.workers import SharedAudio
+from witness.run import shm
+from witness.run.batch import BatchItem, BatchOptions, StopSignals, _Batch
+from witness.run.flow import FileResult
+from witness.run.manifest import MANIFEST_NAME, Manifest
+from witness.run.workers import SharedAudio
 
 STOPS = [signal.SIGINT, signal.SIGTERM]
 
@@ -46,7 +46,7 @@ def test_a_signal_while_a_file_is_written_stops_the_batch_once_its_outputs_and_r
     lose it; the outer one's raises it."""
     out = tmp_path / "out"
     transcript = transcript_from_stm(sample_call / "sample.stm", Path(call.input))
-    write_outputs = witness.batch.write_outputs
+    write_outputs = witness.run.batch.write_outputs
 
     def write_outputs_signalled(*args):
         if moment == "outputs":
@@ -60,7 +60,7 @@ def test_a_signal_while_a_file_is_written_stops_the_batch_once_its_outputs_and_r
         if moment == "row":
             signal.raise_signal(signum)
 
-    monkeypatch.setattr(witness.batch, "write_outputs", write_outputs_signalled)
+    monkeypatch.setattr(witness.run.batch, "write_outputs", write_outputs_signalled)
     handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     stop = StopSignals()
     with stop.listening(), Manifest(out / MANIFEST_NAME) as manifest:

@@ -1,4 +1,4 @@
-"""Stereo calls with one party per channel (witness.diarize.channels), on real audio with the
+"""Stereo calls with one party per channel (witness.channels), on real audio with the
 real Silero VAD and CAM++: calls built from the dev set's single-speaker pieces with bleed at
 -20 dB and a delay (scripts/stereo_cases.py) are split with DER under 2 %, and each party's
 words are transcribed from its own channel; a channel holding two voices, a dual-mono file
@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from witness.cli import main
-from witness.diarize.channels import StereoCall, diarize_channels, parties_apart, same_voice_share
-from witness.diarize.vad import SileroVad
+from witness.channels import StereoCall, diarize_channels, parties_apart, same_voice_share
+from witness.vad import SileroVad
 from witness.evaluate import diarization_error
 from witness.rttm import parse_rttm
 from witness.transcript import Transcript

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from tests.processes import stop_batch_after_first_file
 from tests.worker_engines import crash_in
-from witness import shm as shm_module
+from witness.run import shm as shm_module
 from witness.cli import main
-from witness.manifest import MANIFEST_NAME, Manifest
+from witness.run.manifest import MANIFEST_NAME, Manifest
 from witness.transcript import read_transcript
 
 REPO = Path(__file__).resolve().parents[1]

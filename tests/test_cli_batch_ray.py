@@ -28,8 +28,8 @@ from tests.processes import stop_batch_after_first_file
 from tests.test_cli_batch import by_name, make_calls, run
 from tests.worker_engines import crash_once_in
 from witness.errors import UsageError
-from witness.manifest import MANIFEST_NAME, Manifest
-from witness.ray_pool import INSTALL_HINT, EngineActor, RayOptions, actor_shape
+from witness.run.manifest import MANIFEST_NAME, Manifest
+from witness.run.ray_pool import INSTALL_HINT, EngineActor, RayOptions, actor_shape
 
 REPO = Path(__file__).resolve().parents[1]
 PLAN = ("--threads", "2")

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.processes import hear_ctrl_c
-from witness import shm
+from witness.run import shm
 from witness.cli import main
 
 CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, PR_CAPBSET_DROP = 1, 2, 24

@@ -26,7 +26,7 @@ def models_dir(tmp_path, silero_vad):
 
 def test_doctor_reports_devices_models_and_the_plan(models_dir, default_models, monkeypatch):
     gpu = GpuMemory(0, "nvidia", "NVIDIA H100", 80 * GIB, 3 * GIB)
-    monkeypatch.setattr("witness.placement.probe_gpus", lambda: (gpu,))
+    monkeypatch.setattr("witness.run.placement.probe_gpus", lambda: (gpu,))
     monkeypatch.setattr("witness.asr.backend.gpu_backend_libraries", lambda: ())  # a whisper.cpp for the CPU only
     result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu", "--json"])
     assert result.exit_code == 0, result.stderr
@@ -83,7 +83,7 @@ def test_warmup_really_decodes_so_a_gpu_compiles_its_shaders(models_dir, default
     from dataclasses import replace
 
     from witness.config import Settings
-    from witness.orchestrate import Sources, probe, warm_up
+    from witness.run.orchestrate import Sources, probe, warm_up
 
     settings = Settings()
     settings = replace(settings, models=replace(settings.models, dir=str(models_dir)),
@@ -97,7 +97,7 @@ def test_doctor_recommends_the_largest_model_a_gpu_with_room_holds(models_dir, d
     """whisper.cpp built with a GPU backend (faked, as the GPU probe is) and an H100 with
     40 GiB free: large-v3-turbo; the run itself stays on the CPU (--device cpu)."""
     gpu = GpuMemory(0, "nvidia", "NVIDIA H100", 80 * GIB, 40 * GIB)
-    monkeypatch.setattr("witness.placement.probe_gpus", lambda: (gpu,))
+    monkeypatch.setattr("witness.run.placement.probe_gpus", lambda: (gpu,))
     monkeypatch.setattr("witness.asr.backend.gpu_backend_libraries", lambda: ("vulkan",))
     result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu"])
     assert result.exit_code == 0, result.stderr

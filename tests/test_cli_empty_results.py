@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from scripts.asr_cases import music
 from tests.audio_factory import encode
 from witness.cli import main
-from witness.manifest import MANIFEST_NAME, Manifest
+from witness.run.manifest import MANIFEST_NAME, Manifest
 
 NOTICE = "no speech found (0 words): the audio holds only silence, music or noise"
 

@@ -133,7 +133,7 @@ def test_a_stereo_call_enrolls_from_its_mix_and_names_a_channel(shared_dir, defa
     the mix (two voices found, refused, as in a mono call); a run embeds each channel's own
     speech when voices are enrolled, so an enrolled party names its channel."""
     from scripts.stereo_cases import stereo_calls
-    from witness.diarize.vad import SileroVad
+    from witness.vad import SileroVad
 
     call = stereo_calls(SileroVad(silero_vad))[0]
     stereo = call.write(tmp_path / "stereo.wav")

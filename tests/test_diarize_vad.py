@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from witness.diarize.vad import (
+from witness.vad import (
     CHUNK, SileroVad, VadOptions, fixed_subwindows, regions_from_probabilities)
 from witness.rttm import read_rttm
 

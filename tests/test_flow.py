@@ -13,9 +13,9 @@ import pytest
 
 from tests.worker_engines import crashing_engine, sleeping_engine
 from witness.errors import InputError
-from witness.flow import FileJob, Flow
+from witness.run.flow import FileJob, Flow
 from witness.transcript import AudioMeta, Transcript
-from witness.workers import SharedAudio, Worker, WorkerDied
+from witness.run.workers import SharedAudio, Worker, WorkerDied
 
 ASR_SECONDS, DIARIZATION_SECONDS = 0.05, 0.6  # diarization the slow one: Whisper can run ahead
 

@@ -29,11 +29,11 @@ from click.testing import CliRunner
 from tests.audio_factory import encode
 from tests.processes import group_alive
 from tests.stm_transcript import spread_words
-from witness import shm
+from witness.run import shm
 from witness.audio import load_audio
 from witness.cli import main
 from witness.evaluate.stm import read_stm
-from witness.manifest import MANIFEST_NAME, Manifest
+from witness.run.manifest import MANIFEST_NAME, Manifest
 
 REPO = Path(__file__).resolve().parents[1]
 RATE = 16000
@@ -620,7 +620,7 @@ def test_an_unexpected_error_in_one_file_is_recorded_and_the_batch_goes_on(clip,
     """A bug that shows on one file only (injected into the merge, where the NaN scores
     were): that file's row, its line and the summary say so, its traceback is in the debug
     log, the files after it are done, and the exit code says a file failed."""
-    from witness.orchestrate import Orchestrator
+    from witness.run.orchestrate import Orchestrator
 
     real = Orchestrator.transcript
 

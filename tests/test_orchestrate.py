@@ -14,12 +14,12 @@ from witness.cli import main
 from witness.config import Settings
 from witness.diarize.config import SpeakerBounds
 from witness.errors import UsageError
-from witness.flow import FileJob
+from witness.run.flow import FileJob
 from witness.models.diarization_choice import DiarizationModels
-from witness.jobs import diarization_job
-from witness.orchestrate import Sources, run
-from witness.placement import find_devices
-from witness.plan import PlanOptions
+from witness.run.jobs import diarization_job
+from witness.run.orchestrate import Sources, run
+from witness.run.placement import find_devices
+from witness.run.plan import PlanOptions
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from witness.plan import GIB, EngineDevices, PlanOptions, ThreadSettings, make_plan
+from witness.run.plan import GIB, EngineDevices, PlanOptions, ThreadSettings, make_plan
 
 BOTH_GPU = EngineDevices(asr_gpu=True, diarization_gpu=True)
 BOTH_CPU = EngineDevices(asr_gpu=False)
@@ -94,7 +94,7 @@ def test_the_plan_asks_what_the_chosen_whisper_model_needs(model, free_gib, mode
     from witness.accel.vram import GpuMemory
     from witness.accel.vram_need import estimate
     from witness.config import Settings
-    from witness.placement import Devices, plan_for
+    from witness.run.placement import Devices, plan_for
 
     devices = Devices("vulkan", ProviderChoice("segmentation", CUDA, "test"), ProviderChoice("embedding", CUDA, "test"),
                       (GpuMemory(0, "nvidia", "NVIDIA H100", 80 * GIB, free_gib * GIB),))
@@ -107,7 +107,7 @@ def test_the_plan_asks_what_the_chosen_whisper_model_needs(model, free_gib, mode
 
 def test_more_threads_than_cores_are_capped_with_a_warning(caplog):
     """`--threads 1000` on 2 cores ran 19x slower without a word."""
-    with caplog.at_level(logging.WARNING, logger="witness.plan"):
+    with caplog.at_level(logging.WARNING, logger="witness.run.plan"):
         plan = make_plan(BOTH_CPU, None, cores=2, options=PlanOptions(threads=1000))
     assert plan.whisper_threads == 2 and plan.reasons[-1] == "threads: whisper.cpp 2, ONNX Runtime 2 of 2 cores"
     assert caplog.messages == ["1000 threads asked for (--threads, [plan] threads), but this machine has 2 CPU "

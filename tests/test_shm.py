@@ -7,7 +7,7 @@ import fcntl
 import os
 import subprocess
 
-from witness import shm
+from witness.run import shm
 
 
 def _dead_pid() -> int:

@@ -155,7 +155,7 @@ def test_an_enrolled_voice_is_never_replaced_silently():
 
 
 def test_a_batch_redoes_its_files_when_the_enrolled_voices_change(no_enrolled_voices):
-    from witness.batch import settings_hash
+    from witness.run.batch import settings_hash
     from witness.config import Settings
 
     before, words_only = settings_hash(Settings()), settings_hash(Settings(), diarize=False)

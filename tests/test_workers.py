@@ -7,7 +7,7 @@ import pytest
 
 from tests.worker_engines import crashing_engine, logging_engine, refusing_engine, summing_engine
 from witness.errors import InputError
-from witness.workers import Job, SharedAudio, Worker, WorkerDied
+from witness.run.workers import Job, SharedAudio, Worker, WorkerDied
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_workers_do_not_outlive_a_parent_killed_outright(tmp_path):
 
     import psutil
 
-    code = ("from tests.worker_engines import summing_engine; from witness.workers import Worker; import time; "
+    code = ("from tests.worker_engines import summing_engine; from witness.run.workers import Worker; import time; "
             "w = Worker('asr', summing_engine, (1.0,)); print(w._process.pid, flush=True); time.sleep(60)")
     repo = Path(__file__).resolve().parents[1]
     parent = subprocess.Popen([sys.executable, "-c", code], cwd=repo, stdout=subprocess.PIPE, text=True,

@@ -101,7 +101,7 @@ def _wrap_engine(monkeypatch, name: str, wrapper, arg) -> None:
     """The orchestrator builds engine ``name`` as ``wrapper(its factory, arg, job)``."""
     from functools import partial
 
-    from witness import engines
+    from witness.run import engines
 
     factory = engines.FACTORIES[name]
     monkeypatch.setitem(engines.FACTORIES, name, partial(wrapper, factory, arg))

@@ -25,9 +25,9 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())  # a library print
 # Public names and the module each comes from, imported on first use (PEP 562).
 _LAZY = {
     "transcribe": "witness.api", "enroll": "witness.api", "Witness": "witness.api",
-    "Transcript": "witness.document", "Quote": "witness.quote", "FileResult": "witness.flow",
+    "Transcript": "witness.document", "Quote": "witness.quote", "FileResult": "witness.run.flow",
     "Word": "witness.transcript", "Utterance": "witness.transcript", "Turn": "witness.transcript",
-    "RunOptions": "witness.options", "Hook": "witness.progress", "WorkerDied": "witness.workers",
+    "RunOptions": "witness.options", "Hook": "witness.progress", "WorkerDied": "witness.run.workers",
 }
 
 __all__ = ["__version__", "InputError", "ModelError", "ModelNotHere", "UsageError", "WitnessError", "diarize", *_LAZY]
@@ -55,9 +55,9 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from witness.api import Witness, diarize, enroll, transcribe
     from witness.document import Transcript
-    from witness.flow import FileResult
+    from witness.run.flow import FileResult
     from witness.options import RunOptions
     from witness.progress import Hook
     from witness.quote import Quote
     from witness.transcript import Turn, Utterance, Word
-    from witness.workers import WorkerDied
+    from witness.run.workers import WorkerDied

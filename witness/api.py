@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from witness.config import Settings
-    from witness.flow import FileJob, FileResult
+    from witness.run.flow import FileJob, FileResult
     from witness.options import RunOptions
-    from witness.orchestrate import Orchestrator
-    from witness.ray_pool import RayOptions
+    from witness.run.orchestrate import Orchestrator
+    from witness.run.ray_pool import RayOptions
     from witness.voices.store import Voice
 
 Audio = Union[str, "os.PathLike[str]", bytes, "np.ndarray"]
@@ -50,7 +50,7 @@ class Witness:
     ``options`` are ``transcribe``'s (the command line's names); ``hook`` gets the progress
     of every call. ``jobs``: files in flight in ``run`` (default: the plan's); ``retries``:
     tries more for a file whose engine worker died of a signal; ``ray``: run the engines on
-    a Ray cluster (``witness.ray_pool.RayOptions``; ``run`` only, its actors live for one
+    a Ray cluster (``witness.run.ray_pool.RayOptions``; ``run`` only, its actors live for one
     ``run``).
 
     Threads: a Witness may be shared between threads, but it runs one call at a time; a
@@ -107,7 +107,7 @@ class Witness:
 
     def _one(self, audio: Audio, sample_rate: int | None, name: str | None, turns_only: bool) -> Transcript:
         with audio_file(audio, sample_rate, name) as (path, given_as):
-            from witness.flow import FileJob
+            from witness.run.flow import FileJob
 
             (result,) = self.run([FileJob(path)], turns_only=turns_only, jobs=1)
         if result.error is not None:
@@ -125,7 +125,7 @@ class Witness:
         transcribed): a ``FileResult`` per file as it finishes, with its ``transcript`` (a
         ``witness.Transcript``) or the ``error`` that ended it (the others go on).
         ``turns_only``: speaker turns without words, as ``diarize``."""
-        from witness.flow import FileJob
+        from witness.run.flow import FileJob
 
         jobs_in = (f if isinstance(f, FileJob) else FileJob(os.fspath(f)) for f in files)
         with self._lock:
@@ -138,12 +138,12 @@ class Witness:
 
     def _results(self, files: Iterable[FileJob], turns_only: bool, jobs: int | None) -> Iterator[FileResult]:
         if self.ray is not None:
-            from witness.ray_pool import run_on_ray
+            from witness.run.ray_pool import run_on_ray
 
             yield from run_on_ray(files, self.settings, self.ray, diarize=not self.no_diarize, retries=self.retries,
                                   model_progress=self._model_progress)
             return
-        from witness.flow import Flow, default_jobs
+        from witness.run.flow import Flow, default_jobs
 
         host = self._session(turns_only)
         flow = Flow(host, jobs or default_jobs(host.plan.mode), self.retries, self.keep_workers,
@@ -163,7 +163,7 @@ class Witness:
     def _session(self, turns_only: bool) -> Orchestrator:
         """The orchestrator of one kind of call (with words, or turns only), made on first use."""
         if turns_only not in self._sessions:
-            from witness.orchestrate import Orchestrator, Sources
+            from witness.run.orchestrate import Orchestrator, Sources
 
             sources = Sources(words=False, turns=True) if turns_only else Sources(
                 turns=self.turns_file is not None or not self.no_diarize and self.words_file is None,
@@ -224,7 +224,7 @@ def enroll_with(name: str, recordings: Sequence[Audio], settings: Settings, samp
                 speaker: str | None = None, mode: str = "new", hook: Hook | None = None) -> Voice:
     """``enroll`` with the settings made already (the command line's, its options spelled as flags)."""
     from witness.models.store import cached_sha256
-    from witness.jobs import resolve_models
+    from witness.run.jobs import resolve_models
     from witness.voices.enroll import check_mode, enrolled, enrollment_print
     from witness.voices.store import check_name, read_voice, save_voice, voice_path
 

@@ -1,7 +1,7 @@
 """Engine outputs in, one Transcript out: ``engine_words`` labels a stereo call's words by
 channel, ``assemble`` merges words with turns and adds the file's metadata (``audio_meta``),
 ``named_voices`` names the speakers enrolled voices match; ``read_words`` takes words from a
-file (``--words``). The engines themselves are run by ``witness.orchestrate``.
+file (``--words``). The engines themselves are run by ``witness.run.orchestrate``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from witness.opinion import Voices
 from witness.transcript import AudioMeta, Transcript, Turn, Word
 
 if TYPE_CHECKING:
-    from witness.engines import TurnsResult, WordsResult
+    from witness.run.engines import TurnsResult, WordsResult
     from witness.voices.store import Voice
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ def engine_words(asr: WordsResult | None, diarization: TurnsResult | None) -> tu
         return ()
     if asr.channels and diarization is not None and diarization.info is not None \
             and diarization.info.get("method") == "channels":
-        from witness.diarize.channels import LABELS
+        from witness.channels import LABELS
 
         return tuple(replace(w, speaker=LABELS[c]) for w, c in zip(asr.words, asr.channels))
     return tuple(asr.words)

@@ -24,7 +24,7 @@ from witness.accel.providers import NAMES as PROVIDER_NAMES
 from witness.asr.options import WHISPER_RULES, WhisperOptions
 from witness.errors import InputError
 from witness.merge import MergeOptions
-from witness.plan import PlanOptions
+from witness.run.plan import PlanOptions
 from witness.schema import ANY, COUNT, SECONDS, Allowed, toml_text, violation
 from witness.writers import FORMATS
 

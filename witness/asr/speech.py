@@ -20,7 +20,7 @@ import numpy as np
 from witness.asr.chunks import chunk_spans
 from witness.asr.options import WINDOW_SECONDS
 from witness.audio import SAMPLE_RATE
-from witness.diarize.vad import CHUNK, VadOptions, regions_from_probabilities
+from witness.vad import CHUNK, VadOptions, regions_from_probabilities
 
 
 @dataclass(frozen=True)

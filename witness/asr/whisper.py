@@ -38,7 +38,7 @@ from witness.textnorm import normalize_words
 from witness.transcript import Word
 
 if TYPE_CHECKING:
-    from witness.diarize.channels import StereoCall
+    from witness.channels import StereoCall
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class WhisperEngine:
                  model_name: str | None = None, info: GgmlInfo | None = None, vad_path: str | Path | None = None):
         import _pywhispercpp as pw
 
-        from witness.diarize.vad import SileroVad
+        from witness.vad import SileroVad
 
         self._pw = pw
         self.options = options

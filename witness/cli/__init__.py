@@ -52,7 +52,7 @@ class WitnessGroup(click.Group):
         130 or 143, once the run has cleaned up on its way out. A reader of stdout that went
         away (``witness models list | head -1``): quiet exit 141, as a tool killed by SIGPIPE."""
         from witness.cli.options import STOP_KEY
-        from witness.stop import StopSignals
+        from witness.run.stop import StopSignals
 
         stop = ctx.meta[STOP_KEY] = StopSignals()
         try:
@@ -67,8 +67,8 @@ class WitnessGroup(click.Group):
                 os.dup2(devnull, stream.fileno())
             ctx.exit(128 + signal.SIGPIPE)
         finally:
-            if "witness.workers" in sys.modules:
-                from witness.workers import end_helpers
+            if "witness.run.workers" in sys.modules:
+                from witness.run.workers import end_helpers
 
                 end_helpers()
 

@@ -71,8 +71,8 @@ def batch(ctx, inputs, output_dir, formats, jobs, force, ray_address, ray_actors
     stops cleanly.
     """
     from witness.api import Witness
-    from witness.batch import BatchOptions, StopSignals, find_items, run_batch, settings_hash, summarize
-    from witness.ray_pool import RayOptions, import_ray
+    from witness.run.batch import BatchOptions, StopSignals, find_items, run_batch, settings_hash, summarize
+    from witness.run.ray_pool import RayOptions, import_ray
 
     ray = None
     if ray_address is not None:
@@ -124,7 +124,7 @@ class _View:
 
 
 def _summary_table(s, found_as: dict[str, str]) -> str:
-    """The end-of-run summary (``witness.batch.BatchSummary``) as lines for stderr; files
+    """The end-of-run summary (``witness.run.batch.BatchSummary``) as lines for stderr; files
     named as they were found (``found_as``: absolute path -> that)."""
     rtf = "—" if s.rtf is None else f"{s.rtf:.3f} ({1 / s.rtf:.1f}x real time)"
     lines = [

@@ -34,7 +34,7 @@ def diagnose(settings: Settings) -> dict:
 
     from witness.asr.backend import gpu_backend_libraries
     from witness.models.diarization_choice import preview
-    from witness.placement import find_devices, plan_for, vram_need
+    from witness.run.placement import find_devices, plan_for, vram_need
 
     devices = find_devices(settings)
     plan = plan_for(settings, devices)
@@ -80,7 +80,7 @@ def _whisper_probe(settings: Settings) -> dict:
     from dataclasses import replace
 
     from witness.errors import WitnessError
-    from witness.orchestrate import Sources, probe
+    from witness.run.orchestrate import Sources, probe
 
     offline = replace(settings, models=replace(settings.models, offline=True))
     try:
@@ -164,7 +164,7 @@ def warmup(config_file, no_diarize, **engine):
       witness warmup --model base.en --device migraphx
     """
     from witness.cli.progress import ProgressView, enabled
-    from witness.orchestrate import Sources, warm_up
+    from witness.run.orchestrate import Sources, warm_up
 
     settings = engine_settings(config_file, **engine)
     with ProgressView([], enabled(click.get_current_context())) as view:

@@ -96,8 +96,8 @@ def _run_models(models_dir: Path | None, progress) -> list[str]:
     from dataclasses import replace
 
     from witness.config import load_settings
-    from witness.jobs import resolve_models
-    from witness.orchestrate import Sources
+    from witness.run.jobs import resolve_models
+    from witness.run.orchestrate import Sources
 
     settings = load_settings()
     if models_dir is not None:

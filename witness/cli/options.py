@@ -14,7 +14,7 @@ from witness.config import CHANNEL_MODES, DEVICES, EMBEDDINGS, SEGMENTATIONS
 from witness.errors import WitnessError
 from witness.writers import FORMATS, HTML_AUDIO, check_not_inputs, check_outputs_free, output_paths, output_stems
 
-STOP_KEY = "witness.stop"  # ctx.meta: the StopSignals the command group listens with
+STOP_KEY = "witness.run.stop"  # ctx.meta: the StopSignals the command group listens with
 
 if TYPE_CHECKING:
     from witness.transcript import Transcript
@@ -62,7 +62,7 @@ def transcripts(ctx: click.Context, files: Sequence[Path], settings, outputs: Ma
     every error go up."""
     from witness.api import Witness
     from witness.cli.stdin import readable
-    from witness.flow import FileJob
+    from witness.run.flow import FileJob
 
     failed = 0
     stop = stop_signals(ctx)
@@ -108,7 +108,7 @@ def transcripts(ctx: click.Context, files: Sequence[Path], settings, outputs: Ma
 
 def stop_signals(ctx: click.Context):
     """The ``StopSignals`` the command group listens with (a fresh one when a command runs alone)."""
-    from witness.stop import StopSignals
+    from witness.run.stop import StopSignals
 
     return ctx.meta.get(STOP_KEY) or StopSignals()
 

@@ -2,10 +2,12 @@
 
 Models (a frontend, an ONNX Runtime session, a sha256-pinned file each):
 - ``features``: the GE2E power mel and the Kaldi fbank in numpy; NaN/Inf guard.
-- ``onnx_session``: lazily created sessions; execution providers and threads as parameters.
 - ``segmentation``: pyannote segmentation-3.0 over lazily cut sliding windows.
-- ``vad``: Silero VAD speech regions and fixed sub-windows (fallback without segmentation).
 - ``embedding`` (+ ``pooled_partials``): GE2E and WeSpeaker speaker embeddings with masks.
+
+Silero VAD (the fallback without segmentation), the stereo channels and the ONNX Runtime
+sessions, which Whisper uses too, are ``witness.vad``, ``witness.channels`` and
+``witness.accel.onnx_session``.
 
 Model-free numerical stages, one module each (importing this package loads nothing heavy):
 - ``config``: hyperparameters with pyannote's defaults; preset PYANNOTE_3_1; per-model tuned settings.

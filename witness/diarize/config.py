@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from witness.diarize.onnx_session import CPU
+from witness.accel.onnx_session import CPU
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from witness.accel.providers import MIGRAPHX
 from witness.diarize.features import (
     CAMPPLUS_SCALE, CAMPPLUS_WINDOW, FBANK_FRAME, FBANK_HOP, GE2E_HOP, GE2E_N_MELS, SAMPLE_RATE, fbank_frames,
     finite_audio, frame_energy, ge2e_frames, ge2e_mel_of_frames, kaldi_fbank, kaldi_fbank_of_frames, mean_normalise)
-from witness.diarize.onnx_session import CPU, LazySession, as_choice
+from witness.accel.onnx_session import CPU, LazySession, as_choice
 from witness.models.campplus import EMBEDDING_DIM as CAMPPLUS_DIM, MIN_FRAMES as CAMPPLUS_MIN_FRAMES
 
 EMBEDDING_DIM = 256  # GE2E and WeSpeaker

@@ -18,7 +18,7 @@ from witness.diarize.assign import cosine_similarity, label_centroids
 from witness.diarize.clustering import ahc_clusters_found
 from witness.diarize.config import ClusteringConfig, SpeakerBounds
 from witness.diarize.features import SAMPLE_RATE
-from witness.diarize.vad import fixed_subwindows
+from witness.vad import fixed_subwindows
 from witness.transcript import Turn
 
 MASK_HOP = 160  # samples per mask frame (10 ms)

@@ -44,7 +44,7 @@ from witness.diarize.segmentation import (
     cut_windows, window_starts)
 from witness.diarize.split import split_speakers
 from witness.diarize.stream import SegmentationStream
-from witness.diarize.vad import SileroVad, fixed_subwindows
+from witness.vad import SileroVad, fixed_subwindows
 from witness.diarize.windows import Segmentations, SlidingWindow
 from witness.models.diarization_choice import DiarizationModels
 from witness.progress import Progress

@@ -19,7 +19,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from witness.diarize.features import SAMPLE_RATE, finite_audio
-from witness.diarize.onnx_session import CPU, LazySession
+from witness.accel.onnx_session import CPU, LazySession
 from witness.errors import ModelError
 
 WINDOW_SAMPLES = 160_000

@@ -1,6 +1,6 @@
 """A recording reduced to a voice print, and prints added to a voice.
 
-A recording is diarized like any call (``witness.orchestrate.run``, no Whisper): the print
+A recording is diarized like any call (``witness.run.orchestrate.run``, no Whisper): the print
 is its speaker's cluster centroid, so only speech enters it (the segmentation model's
 activity) and it is the same kind of vector later runs compare. A recording where the
 diarization hears another voice with a real share of the speech is refused, naming the

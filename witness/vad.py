@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from witness.diarize.features import SAMPLE_RATE, finite_audio
-from witness.diarize.onnx_session import CPU, LazySession
+from witness.accel.onnx_session import CPU, LazySession
 
 CHUNK = 512
 CONTEXT = 64

@@ -2,9 +2,9 @@
 
 ``find_items`` turns the command line's files, folders and globs into ``BatchItem``s whose
 outputs mirror the folders under OUTDIR. ``run_batch`` sends them through one set of
-engine workers (models load once; ``witness.flow`` pipelines the files), writes each
+engine workers (models load once; ``witness.run.flow`` pipelines the files), writes each
 file's outputs atomically as it finishes and appends one ``ManifestRow`` per file to
-``OUTDIR/witness-manifest.jsonl`` (``witness.manifest``), so a re-run skips what is done.
+``OUTDIR/witness-manifest.jsonl`` (``witness.run.manifest``), so a re-run skips what is done.
 
 The unit of work is ``BatchItem`` in, outputs and a ``ManifestRow`` out: both are frozen,
 picklable and carry plain paths and strings, so a later step can hand items to another
@@ -29,9 +29,9 @@ from witness import __version__
 from witness.config import Settings
 from witness.errors import InputError, WitnessError, internal_error
 from witness.fileio import sha256_file
-from witness.flow import FileJob, FileResult
-from witness.manifest import MANIFEST_NAME, Manifest, ManifestRow
-from witness.stop import StopSignals
+from witness.run.flow import FileJob, FileResult
+from witness.run.manifest import MANIFEST_NAME, Manifest, ManifestRow
+from witness.run.stop import StopSignals
 from witness.writers import PageSource, output_stems, write_outputs
 
 if TYPE_CHECKING:

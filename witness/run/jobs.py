@@ -9,10 +9,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterable
 
 from witness.config import DiarizationSettings, Settings
-from witness.engines import AsrJob, DiarizationJob
+from witness.run.engines import AsrJob, DiarizationJob
 from witness.errors import UsageError
-from witness.placement import Devices
-from witness.plan import Plan
+from witness.run.placement import Devices
+from witness.run.plan import Plan
 from witness.progress import Progress
 
 if TYPE_CHECKING:

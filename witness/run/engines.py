@@ -1,7 +1,7 @@
 """The two engines as worker jobs: built once from a picklable job, then called per file.
 
 ``asr_engine(job)`` and ``diarization_engine(job)`` run inside worker processes
-(``witness.workers``); each returns a callable ``(audio: SharedAudio, progress) -> output`` whose output
+(``witness.run.workers``); each returns a callable ``(audio: SharedAudio, progress) -> output`` whose output
 is a small frozen dataclass that crosses the process boundary.
 """
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from witness.diarize.pipeline import DiarizationOutput, Diarizer
     from witness.models.diarization_choice import DiarizationModels
     from witness.models.whisper_models import ResolvedModel
-    from witness.workers import SharedAudio
+    from witness.run.workers import SharedAudio
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ class AsrJob:
     model: ResolvedModel
     options: WhisperOptions
     vad: str | None = None  # Silero VAD's file (``whisper_models.resolve_vad``): decode speech only
-    channels: str = "mix"  # auto | split: a stereo call's channels may be transcribed apart (``diarize.channels``)
+    channels: str = "mix"  # auto | split: a stereo call's channels may be transcribed apart (``witness.channels``)
     channel_vad: str | None = None  # Silero VAD's file for that
 
 
@@ -66,7 +66,7 @@ class DiarizationJob:
     runtime: RuntimeOptions
     bounds: SpeakerBounds
     ge2e_variant: str = "pooled"
-    channels: str = "auto"  # auto | mix | split (``diarize.channels``)
+    channels: str = "auto"  # auto | mix | split (``witness.channels``)
     channel_vad: str | None = None  # Silero VAD's file: a stereo call's speakers may come from its channels
     channel_centroids: bool = False  # embed each split channel's speech (enrolled voices are to be matched)
 
@@ -89,7 +89,7 @@ EngineResult = WordsResult | TurnsResult  # what a worker hands back for a file,
 def asr_engine(job: AsrJob) -> Callable[[SharedAudio, Progress | None], WordsResult]:
     """Load the Whisper model once; the returned callable transcribes one file's samples:
     the mono mix, or each channel of a stereo call with one party per channel on its own
-    (``job.channels``; ``diarize.channels.parties_apart``)."""
+    (``job.channels``; ``witness.channels.parties_apart``)."""
     # whisper.cpp's OpenMP threads spin while they wait; beside diarization or any other
     # load that made a 60 s file take 88 s instead of 5 s on 2 cores (passive: they sleep).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -111,14 +111,14 @@ def asr_engine(job: AsrJob) -> Callable[[SharedAudio, Progress | None], WordsRes
 
 
 def _parties_apart(job: AsrJob):
-    """``stereo (2, n) -> StereoCall or None`` (``diarize.channels.parties_apart``) for
+    """``stereo (2, n) -> StereoCall or None`` (``witness.channels.parties_apart``) for
     ``job``'s channels mode, or None when words always come from the mix."""
     if job.channels == "mix" or job.channel_vad is None:
         return None
     from functools import partial
 
-    from witness.diarize.channels import parties_apart
-    from witness.diarize.vad import SileroVad
+    from witness.channels import parties_apart
+    from witness.vad import SileroVad
 
     return partial(parties_apart, vad=SileroVad(job.channel_vad), mode=job.channels)
 
@@ -142,7 +142,7 @@ def diarization_info(diarizer: Diarizer, out: DiarizationOutput, providers: dict
 def diarization_engine(job: DiarizationJob) -> Callable[[SharedAudio, Progress | None], TurnsResult]:
     """Open the models once; the returned callable diarizes one file's samples, or, for a
     stereo call with one party per channel (``job.channels``), takes its speakers from
-    the channels (``witness.diarize.channels``; the transcript's ``method`` says which)."""
+    the channels (``witness.channels``; the transcript's ``method`` says which)."""
     from witness.diarize.pipeline import Diarizer
 
     diarizer = Diarizer(job.models, job.config, job.runtime, job.ge2e_variant)
@@ -174,7 +174,7 @@ def diarization_engine(job: DiarizationJob) -> Callable[[SharedAudio, Progress |
 def _channel_centroids(diarizer: Diarizer, stereo: np.ndarray, exclusive_turns) -> dict[str, np.ndarray]:
     """Each channel speaker's centroid, (dim,) float32 by label: its own speech (where its
     channel is the louder) embedded from its own channel."""
-    from witness.diarize.channels import LABELS
+    from witness.channels import LABELS
     from witness.diarize.pieces import speech_centroid
 
     centroids = {}
@@ -193,15 +193,15 @@ def _channel_splitter(job: DiarizationJob, diarizer: Diarizer):
         return None
     from functools import partial
 
-    from witness.diarize.channels import diarize_channels, same_voice_share
-    from witness.diarize.onnx_session import CPU
-    from witness.diarize.vad import SileroVad
+    from witness.channels import diarize_channels, same_voice_share
+    from witness.accel.onnx_session import CPU
+    from witness.vad import SileroVad
 
     vad = SileroVad(job.channel_vad, CPU, threads=job.runtime.segmentation_threads)
     return partial(diarize_channels, vad=vad, mode=job.channels,
                    voice_share=partial(same_voice_share, diarizer.embedder))
 
 
-# Engine name -> what its worker (``witness.workers``) or Ray actor (``witness.ray_pool``) builds
+# Engine name -> what its worker (``witness.run.workers``) or Ray actor (``witness.run.ray_pool``) builds
 # the engine with; the one table both use, so a test can wrap a real engine (make it crash) for both.
 FACTORIES: dict[str, Callable[..., Callable[..., Any]]] = {"asr": asr_engine, "diarization": diarization_engine}

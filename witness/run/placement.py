@@ -1,5 +1,5 @@
 """Where the engines run: each engine's device (decided without touching a GPU in this
-process) and the plan that follows from it (``witness.plan``: parallel or serial, threads)."""
+process) and the plan that follows from it (``witness.run.plan``: parallel or serial, threads)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from witness.accel.vram import GpuMemory, free_vram, probe_gpus
 from witness.accel.vram_need import VramNeed, estimate
 from witness.asr.backend import gpu_backend_libraries
 from witness.config import Settings
-from witness.plan import EngineDevices, Plan, ThreadSettings, make_plan
+from witness.run.plan import EngineDevices, Plan, ThreadSettings, make_plan
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from witness.diarize.features import SAMPLE_RATE
-from witness.diarize.vad import CHUNK, VadOptions, fixed_subwindows, regions_from_probabilities
+from witness.vad import CHUNK, VadOptions, fixed_subwindows, regions_from_probabilities
 from witness.progress import Progress
 from witness.transcript import Turn
 

@@ -42,13 +42,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from witness.config import Settings
 from witness.errors import InputError, ModelError, UsageError, WitnessError, engine_error, file_error
-from witness.flow import FileJob, FileResult, merged
+from witness.run.flow import FileJob, FileResult, merged
 from witness.progress import Progress
 from witness.transcript import AudioMeta
 
 if TYPE_CHECKING:
-    from witness.jobs import EngineJobs
-    from witness.workers import SharedAudio
+    from witness.run.jobs import EngineJobs
+    from witness.run.workers import SharedAudio
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ class EngineActor:
 
     def transcribe(self, path: str, sha256: str) -> Answer:
         """Decode ``path`` (as this node sees it) and run every engine on it."""
-        from witness.orchestrate import decode_shared
+        from witness.run.orchestrate import decode_shared
 
         if not os.path.exists(path):
             return Answer(None, {}, {}, InputError(f"not found on Ray node {node_name()} (inputs must be on a "
@@ -269,8 +269,8 @@ class _Pool:
     """The actors and the files on them (driver-side bookkeeping)."""
 
     def __init__(self, ray, settings: Settings, options: RayOptions, diarize: bool, model_progress: Progress | None):
-        from witness.engines import FACTORIES
-        from witness.orchestrate import Orchestrator, Sources
+        from witness.run.engines import FACTORIES
+        from witness.run.orchestrate import Orchestrator, Sources
 
         self.ray = ray
         nodes = [node["Resources"] for node in ray.nodes() if node.get("Alive")]

@@ -1,6 +1,6 @@
-"""Hosting a run: the ``Orchestrator`` is what the flow (``witness.flow``) and the Ray driver
-(``witness.ray_pool``) need for one: the plan (``witness.placement``), the engines' jobs with
-their models resolved in this process before any worker starts (``witness.jobs``), each file
+"""Hosting a run: the ``Orchestrator`` is what the flow (``witness.run.flow``) and the Ray driver
+(``witness.run.ray_pool``) need for one: the plan (``witness.run.placement``), the engines' jobs with
+their models resolved in this process before any worker starts (``witness.run.jobs``), each file
 decoded once into shared memory, a worker per engine, and the engines' results assembled
 into a Transcript that records models, devices, the plan and timings. Which engines run is
 ``Sources``: words and turns from the engines, from files, or not at all. ``run`` is a pass of
@@ -22,19 +22,19 @@ import numpy as np
 from witness.assemble import assemble, audio_meta, engine_words, named_voices, read_words
 from witness.audio import SAMPLE_RATE, write_wav
 from witness.config import Settings
-from witness.diarize.channels import MODES as CHANNEL_MODES
-from witness.engines import FACTORIES, EngineResult, TurnsResult, WordsResult
+from witness.channels import MODES as CHANNEL_MODES
+from witness.run.engines import FACTORIES, EngineResult, TurnsResult, WordsResult
 from witness.errors import InputError
-from witness.flow import FileJob, FileResult, Flow, default_jobs
-from witness.jobs import EngineJobs, enrolled_voices, resolve_models, worker_jobs
+from witness.run.flow import FileJob, FileResult, Flow, default_jobs
+from witness.run.jobs import EngineJobs, enrolled_voices, resolve_models, worker_jobs
 from witness.merge import exclusive_turns
 from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices
-from witness.placement import Devices, find_devices, plan_for
-from witness.plan import Plan
+from witness.run.placement import Devices, find_devices, plan_for
+from witness.run.plan import Plan
 from witness.progress import FileProgress, Progress
 from witness.rttm import read_rttm
 from witness.transcript import AudioMeta, Transcript, Turn
-from witness.workers import SharedAudio, Worker
+from witness.run.workers import SharedAudio, Worker
 
 if TYPE_CHECKING:
     from witness.voices.store import Voice
@@ -109,10 +109,10 @@ def warm_up(settings: Settings, sources: Sources, seconds: float, model_progress
 
 
 class Orchestrator:
-    """What the flow (``witness.flow``) needs for one ``run``: the plan, decoding, a worker
+    """What the flow (``witness.run.flow``) needs for one ``run``: the plan, decoding, a worker
     per engine (started on demand, models resolved before the first), the results merged
     into a Transcript that records models, devices, the plan and timings. ``cores``: the
-    machine the plan is for (default: this one; a Ray node for ``witness.ray_pool``)."""
+    machine the plan is for (default: this one; a Ray node for ``witness.run.ray_pool``)."""
 
     def __init__(self, settings: Settings, sources: Sources = Sources(), devices: Devices | None = None,
                  model_progress: Progress | None = None, cores: int | None = None):
@@ -221,7 +221,7 @@ class Orchestrator:
 
     def engine_jobs(self) -> EngineJobs:
         """Each engine's job (``worker_jobs``), its models resolved (and the enrolled voices
-        loaded) on the first call; the workers, or Ray's actors (``witness.ray_pool``), build
+        loaded) on the first call; the workers, or Ray's actors (``witness.run.ray_pool``), build
         their engines from these."""
         if self._jobs is None:
             models = resolve_models(self.settings, self.names, self.model_progress)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from witness import shm
+from witness.run import shm
 from witness.errors import WitnessError, engine_error
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class WorkerDied(WitnessError):
 @dataclass(frozen=True)
 class SharedAudio:
     """A read-only view of decoded samples that any process can map: (length,) float32,
-    in a file made and reaped by ``witness.shm``; for a two-channel file decoded with
+    in a file made and reaped by ``witness.run.shm``; for a two-channel file decoded with
     ``stereo``, its channels too (``stereo_path``: (length, 2) float32 interleaved)."""
 
     path: str

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Iterator, Protocol
 from witness.errors import WitnessError, file_error, internal_error
 from witness.progress import FileProgress
 from witness.transcript import AudioMeta, Transcript
-from witness.workers import Event, Job, SharedAudio, Worker, WorkerDied, wait_any
+from witness.run.workers import Event, Job, SharedAudio, Worker, WorkerDied, wait_any
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class FileResult:
 
 
 class Host(Protocol):
-    """What the flow needs from the orchestrator (``witness.orchestrate.Orchestrator``)."""
+    """What the flow needs from the orchestrator (``witness.run.orchestrate.Orchestrator``)."""
 
     names: tuple[str, ...]  # engines every file goes through, in serial order
 
