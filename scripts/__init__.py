@@ -30,6 +30,9 @@ for v2; conditions from corpus_acoustics) into ~/.cache/witness/corpus/VERSION/{
 on tune only.
 Both engines' models:
     measure_model_memory     what each model needs in memory (the figures of the VRAM estimate)
+The package itself:
+    module_map               modules and lines per package, and import cycles (tests/test_layout.py keeps them at 0)
+    transcript_snapshot      do two versions give the same transcripts? every entry point, every format
 References the tests compare with (torch, run once): campplus_reference, make_segmentation_reference.
 Building: build_pywhispercpp_vulkan.sh.
 
