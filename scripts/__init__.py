@@ -11,7 +11,7 @@ Whole runs of ``witness`` (``process_tree``, the shared harness, runs one and sa
     html_page                the html page: its size, and a 2-hour page in headless Chromium
 Speech recognition (cases in ``asr_cases``):
     asr_accuracy             WER and word timing on the sample call, against faster-whisper
-    asr_speed                seconds per file, against faster-whisper on the same weights
+    asr_speed                Witness ASR vs faster-whisper (same weights): wall, CPU, WER, time per stage
     asr_long                 long calls: loops, words over non-speech, WER per decoding setting
     model_table              which Whisper model as the default? WER, time, RSS per model, `witness FILE` runs
 Diarization and the merge (cases in ``diarization_cases``; stereo calls in ``stereo_cases``):

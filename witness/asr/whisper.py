@@ -17,6 +17,7 @@ stock silence phrases are dropped where the VAD heard none (``guards``).
 from __future__ import annotations
 
 import logging
+import sys
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from witness.asr.backend import AsrBackendInfo, backend_info
 from witness.asr.guards import LoopOptions, collapse_repeats, is_silence_phrase, longest_run, loop_reason
 from witness.asr.options import WhisperOptions
 from witness.asr.speech import SpeechPiece, plan_pieces, speech_share, whole_file_pieces
+from witness.asr.timings import StageClock, parse_print_timings
 from witness.asr.words import Piece, is_annotation, join_words
 from witness.audio import SAMPLE_RATE
 from witness.errors import InputError, ModelError
@@ -43,6 +45,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _LOG_ERROR = 4  # ggml_log_level GGML_LOG_LEVEL_ERROR
+# whisper.cpp refuses audio under 100 ms, and with DTW timestamps aborts the process on audio
+# under ~0.17 s (WHISPER_ASSERT filter_width < a->ne[2]: fewer audio frames than DTW's median
+# filter is wide); no word fits in that
+MIN_PIECE_SAMPLES = SAMPLE_RATE // 5
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,7 @@ class WhisperEngine:
         self.model_name = model_name
         self.info = info or inspect_ggml(model_path)
         self._vad = SileroVad(vad_path) if vad_path is not None and options.speech_gate else None
+        self.clock = StageClock()  # wall seconds per stage since load (or the last reset)
         self._ctx = self._load()
 
     def _load(self) -> Any:
@@ -160,11 +167,15 @@ class WhisperEngine:
 
     @contextmanager
     def _captured_log(self) -> Iterator[list[tuple[int, str]]]:
-        """whisper.cpp's log lines go to a list (and our debug log) instead of stderr."""
+        """whisper.cpp's log lines go to a list (and our debug log) instead of stderr; a
+        failed WHISPER_ASSERT goes to stderr at once, since whisper.cpp aborts right after."""
         lines: list[tuple[int, str]] = []
 
         def hook(level: int, text: str) -> None:
             lines.append((level, text))
+            if level == _LOG_ERROR and "ASSERT" in text:
+                sys.stderr.write(f"whisper.cpp: {text.rstrip()}\n")
+                sys.stderr.flush()
 
         self._pw.whisper_log_set(hook)
         try:
@@ -198,7 +209,8 @@ class WhisperEngine:
         samples = np.ascontiguousarray(audio, dtype=np.float32)
         if samples.ndim != 1:
             raise InputError(f"audio must be mono with shape (samples,), not {samples.shape}")
-        probs = self._vad.probabilities(samples) if self._vad is not None else None
+        with self.clock.stage("vad"):
+            probs = self._vad.probabilities(samples) if self._vad is not None else None
         return self._transcribe([Track(samples, probs)], progress)
 
     def transcribe_call(self, call: StereoCall, progress: Progress | None = None) -> AsrResult:
@@ -216,7 +228,8 @@ class WhisperEngine:
         if self._ctx is None:
             raise RuntimeError("this WhisperEngine is closed")
         language = self._language()
-        planned = [self._pieces(track) for track in tracks]
+        with self.clock.stage("packing"):
+            planned = [self._pieces(track) for track in tracks]
         tracker = _ProgressTracker(progress, sum(p.samples for pieces in planned for p in pieces))
         stats = DecodeStats(pieces=sum(map(len, planned)),
                             speech_seconds=sum(p.samples for pieces in planned for p in pieces) / SAMPLE_RATE)
@@ -225,7 +238,7 @@ class WhisperEngine:
             segments: list[AsrSegment] = []
             first = True
             for piece in pieces:
-                if piece.samples < SAMPLE_RATE // 10:  # whisper.cpp refuses under 100 ms
+                if piece.samples < MIN_PIECE_SAMPLES:
                     continue
                 decoded, redecoded = self._decode(piece, piece.audio(track.signal, track.own), language,
                                                   first=first, progress=tracker.for_next(piece.samples))
@@ -245,27 +258,51 @@ class WhisperEngine:
 
     def _decode(self, piece: SpeechPiece, part: np.ndarray, language: str, first: bool,
                 progress: Callable[[int], None] | None) -> tuple[list[AsrSegment], bool]:
-        """Segments of one piece (file times), and whether it had to be decoded again: a text
-        that looks like a loop is decoded at each fallback temperature until one does not
-        (whisper's reference decoder); if none passes, the least repetitive one is kept."""
+        """Segments of one piece (file times), and whether it had to be decoded again.
+
+        The piece is decoded at the start temperature; a result that fails (``_failure``) is
+        decoded again at each fallback temperature until one passes, which is kept. If none
+        passes, the least bad one is (``_Candidate.rank``): the first, unless it loops. (A hot
+        candidate's log-probability is not comparable with a cooler one's: whisper.cpp takes it
+        from the temperature-scaled distribution, which makes T = 0.4 look surer than T = 0.)"""
         o = self.options
-        self._run(part, self._full_params(language, o.initial_prompt if first else "", o.temperature, fresh=first),
-                  progress)
-        segments = self._segments(piece)
         seconds = piece.samples / SAMPLE_RATE
-        reason = loop_reason(" ".join(s.text for s in segments), seconds) if o.redecode_loops else None
-        if reason is None:
-            return segments, False
-        log.info("piece at %.1f s looks like a loop (%s): decoding it again hotter", piece.to_file(0.0), reason)
-        tried = [segments]
-        for temperature in self._fallback_temperatures():
-            self._run(part, self._full_params(language, "", temperature, fresh=True), None)
-            tried.append(self._segments(piece))
-            if loop_reason(" ".join(s.text for s in tried[-1]), seconds) is None:
-                return tried[-1], True
-        best = min(tried, key=lambda segs: longest_run(normalize_words(" ".join(s.text for s in segs)),
-                                                       LoopOptions.max_ngram))
-        return best, True
+        tried: list[_Candidate] = []
+        for k, temperature in enumerate([o.temperature, *self._fallback_temperatures()]):
+            params = self._full_params(language, o.initial_prompt if first and k == 0 else "", temperature,
+                                       fresh=first or k > 0)
+            self._run(part, params, progress if k == 0 else None,
+                      stage="first pass" if k == 0 else f"fallback T={temperature:g}")
+            tried.append(self._candidate(piece, seconds, k))
+            if tried[-1].failure is None:
+                return tried[-1].segments, k > 0
+            log.info("piece at %.1f s, T=%g: %s; decoding it again hotter",
+                     piece.to_file(0.0), temperature, tried[-1].failure)
+        return min(tried, key=_Candidate.rank).segments, True
+
+    def _candidate(self, piece: SpeechPiece, seconds: float, attempt: int) -> "_Candidate":
+        """The last whisper_full call's result on ``piece`` (its ``attempt``-th pass), measured."""
+        o = self.options
+        segments = self._segments(piece)
+        text = " ".join(s.text for s in segments)
+        loop = loop_reason(text, seconds) if o.redecode_loops else None
+        logprob = self._avg_logprob()
+        failure = loop
+        if failure is None and o.fallback == "on-failure" and logprob < o.logprob_threshold:
+            failure = f"mean log-probability {logprob:.2f}"
+        repeats = longest_run(normalize_words(text), LoopOptions.max_ngram)
+        return _Candidate(segments, failure, loop is not None, repeats, attempt)
+
+    def _avg_logprob(self) -> float:
+        """Mean log-probability of the tokens (text and timestamps) of the last whisper_full
+        call, as whisper's fallback check measures it; 0.0 when it made none."""
+        pw, ctx = self._pw, self._ctx
+        eot = pw.whisper_token_eot(ctx)
+        beg = pw.whisper_token_beg(ctx)
+        logprobs = [d.plog for s in range(pw.whisper_full_n_segments(ctx))
+                    for d in (pw.whisper_full_get_token_data(ctx, s, t) for t in range(pw.whisper_full_n_tokens(ctx, s)))
+                    if d.id < eot or d.id >= beg]
+        return float(np.mean(logprobs)) if logprobs else 0.0
 
     def _fallback_temperatures(self) -> list[float]:
         o = self.options
@@ -297,11 +334,11 @@ class WhisperEngine:
             raise InputError(f"unknown language code {wanted!r} (use an ISO 639-1 code such as en, de, fr)")
         return wanted
 
-    def _run(self, part: np.ndarray, params: Any, progress: Callable[[int], None] | None) -> None:
+    def _run(self, part: np.ndarray, params: Any, progress: Callable[[int], None] | None, stage: str) -> None:
         if progress is not None:
             params.print_progress = True  # the bindings call our callback only when this is on
             params.set_progress_callback(progress)
-        with self._captured_log() as lines:
+        with self._captured_log() as lines, self.clock.stage(stage):
             rc = self._pw.whisper_full(self._ctx, params, part, len(part))
         if rc != 0:
             errors = [t.strip() for level, t in lines if level == _LOG_ERROR]
@@ -325,7 +362,8 @@ class WhisperEngine:
         p.suppress_blank = o.suppress_blank
         p.suppress_nst = o.suppress_non_speech_tokens
         p.temperature = temperature
-        p.temperature_inc = o.temperature_increment
+        # "on-failure": whisper.cpp decodes at this one temperature; _decode falls back
+        p.temperature_inc = o.temperature_increment if o.fallback == "whisper.cpp" else 0.0
         p.entropy_thold = o.entropy_threshold
         p.logprob_thold = o.logprob_threshold
         p.no_speech_thold = o.no_speech_threshold
@@ -337,8 +375,20 @@ class WhisperEngine:
             p.initial_prompt = prompt
         return p
 
+    def whisper_timings(self) -> dict[str, float]:
+        """whisper.cpp's own counters since the last call (or the load), in seconds
+        (``timings.parse_print_timings``); resets them."""
+        with self._captured_log() as lines:
+            self._pw.whisper_print_timings(self._ctx)
+        self._pw.whisper_reset_timings(self._ctx)
+        return parse_print_timings("".join(t for _, t in lines))
+
     def _segments(self, piece: SpeechPiece) -> list[AsrSegment]:
         """Segments of the last whisper_full call on ``piece``, in file times."""
+        with self.clock.stage("words"):
+            return self._piece_segments(piece)
+
+    def _piece_segments(self, piece: SpeechPiece) -> list[AsrSegment]:
         pw, ctx = self._pw, self._ctx
         eot = pw.whisper_token_eot(ctx)
         per_segment = [
@@ -456,3 +506,19 @@ class _ProgressTracker:
 
     def done(self) -> None:
         self._report(100)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """One decoding of a piece: its segments, why it fails (None: it passes), whether it
+    loops, its longest run of one n-gram, and which pass made it (0: the first)."""
+
+    segments: list[AsrSegment]
+    failure: str | None
+    loops: bool
+    repeats: int
+    attempt: int
+
+    def rank(self) -> tuple:
+        """Smaller is better: no loop first (among loops, fewer repeats), then the coolest pass."""
+        return (self.loops, self.repeats if self.loops else 0, self.attempt)
