@@ -22,9 +22,10 @@ class WhisperOptions:
     initial_prompt: text that conditions the first window (names, spelling).
     threads: CPU threads; 0 means min(4, CPU count).
     beam_size: 1 = greedy (whisper.cpp's default); > 1 = beam search of that width.
-    best_of: candidates sampled at each fallback temperature (greedy only), 5.
-    temperature, temperature_increment: start at 0.0 and retry a window at +0.2 up to 1.0
-        when it fails the entropy or log-probability check (whisper's fallback).
+    best_of: candidates sampled at each fallback temperature (greedy only): 1, where
+        whisper.cpp has 5 (with ``fallback`` "on-failure" the first that passes is kept).
+    temperature, temperature_increment: start at 0.0 and retry a piece at +0.2 up to 1.0
+        when it fails (``fallback``); an increment of 0 retries only loops (at +0.2).
     no_speech_threshold 0.6, logprob_threshold -1.0: a window whose no-speech probability is
         above 0.6 and whose mean token log-probability is below -1.0 is skipped as silence.
     entropy_threshold 2.4: a window whose token entropy is below this is a repetition loop
@@ -73,7 +74,7 @@ class WhisperOptions:
     initial_prompt: str = ""
     threads: int = 0
     beam_size: int = 1
-    best_of: int = 5
+    best_of: int = 1
     temperature: float = 0.0
     temperature_increment: float = 0.2
     no_speech_threshold: float = 0.6
@@ -88,7 +89,7 @@ class WhisperOptions:
     keep_annotations: bool = False
     speech_gate: bool = True
     redecode_loops: bool = True
-    fallback: str = "whisper.cpp"
+    fallback: str = "on-failure"
     chunk_seconds: float = 600.0
     use_gpu: bool = True
     gpu_device: int = 0
