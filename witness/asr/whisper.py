@@ -260,11 +260,12 @@ class WhisperEngine:
                 progress: Callable[[int], None] | None) -> tuple[list[AsrSegment], bool]:
         """Segments of one piece (file times), and whether it had to be decoded again.
 
-        The piece is decoded at the start temperature; a result that fails (``_failure``) is
-        decoded again at each fallback temperature until one passes, which is kept. If none
-        passes, the least bad one is (``_Candidate.rank``): the first, unless it loops. (A hot
-        candidate's log-probability is not comparable with a cooler one's: whisper.cpp takes it
-        from the temperature-scaled distribution, which makes T = 0.4 look surer than T = 0.)"""
+        The piece is decoded at the start temperature; a text that looks like a loop
+        (``guards.loop_reason``: gzip ratio, repeats, words per second) is decoded again at each
+        fallback temperature until one does not, which is kept; if none passes, the least
+        repetitive is. A low mean log-probability is no reason here: whisper.cpp takes a hot
+        candidate's from the temperature-scaled distribution (T = 0.4 looks surer than T = 0),
+        and retrying on it made a noisy corpus call worse (scripts/asr_speed.py --each)."""
         o = self.options
         seconds = piece.samples / SAMPLE_RATE
         tried: list[_Candidate] = []
@@ -282,27 +283,11 @@ class WhisperEngine:
 
     def _candidate(self, piece: SpeechPiece, seconds: float, attempt: int) -> "_Candidate":
         """The last whisper_full call's result on ``piece`` (its ``attempt``-th pass), measured."""
-        o = self.options
         segments = self._segments(piece)
         text = " ".join(s.text for s in segments)
-        loop = loop_reason(text, seconds) if o.redecode_loops else None
-        logprob = self._avg_logprob()
-        failure = loop
-        if failure is None and o.fallback == "on-failure" and logprob < o.logprob_threshold:
-            failure = f"mean log-probability {logprob:.2f}"
+        loop = loop_reason(text, seconds) if self.options.redecode_loops else None
         repeats = longest_run(normalize_words(text), LoopOptions.max_ngram)
-        return _Candidate(segments, failure, loop is not None, repeats, attempt)
-
-    def _avg_logprob(self) -> float:
-        """Mean log-probability of the tokens (text and timestamps) of the last whisper_full
-        call, as whisper's fallback check measures it; 0.0 when it made none."""
-        pw, ctx = self._pw, self._ctx
-        eot = pw.whisper_token_eot(ctx)
-        beg = pw.whisper_token_beg(ctx)
-        logprobs = [d.plog for s in range(pw.whisper_full_n_segments(ctx))
-                    for d in (pw.whisper_full_get_token_data(ctx, s, t) for t in range(pw.whisper_full_n_tokens(ctx, s)))
-                    if d.id < eot or d.id >= beg]
-        return float(np.mean(logprobs)) if logprobs else 0.0
+        return _Candidate(segments, loop, loop is not None, repeats, attempt)
 
     def _fallback_temperatures(self) -> list[float]:
         o = self.options
