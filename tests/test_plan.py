@@ -101,7 +101,8 @@ def test_the_plan_asks_what_the_chosen_whisper_model_needs(model, free_gib, mode
     settings = Settings()
     plan = plan_for(replace(settings, asr=replace(settings.asr, model=model)), devices)
     assert plan.mode == mode
-    expected = estimate(model, decoders=5)  # the default best-of 5: five self-attention caches
+    decoders = max(settings.whisper.beam_size, settings.whisper.best_of)  # one self-attention cache each
+    expected = estimate(model, decoders=decoders)
     assert plan.vram_floor_gib == (expected.floor_gib if expected else 4.0)
 
 
