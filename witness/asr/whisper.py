@@ -287,7 +287,7 @@ class WhisperEngine:
         text = " ".join(s.text for s in segments)
         loop = loop_reason(text, seconds) if self.options.redecode_loops else None
         repeats = longest_run(normalize_words(text), LoopOptions.max_ngram)
-        return _Candidate(segments, loop, loop is not None, repeats, attempt)
+        return _Candidate(segments, loop, repeats, attempt)
 
     def _fallback_temperatures(self) -> list[float]:
         o = self.options
@@ -495,15 +495,15 @@ class _ProgressTracker:
 
 @dataclass(frozen=True)
 class _Candidate:
-    """One decoding of a piece: its segments, why it fails (None: it passes), whether it
-    loops, its longest run of one n-gram, and which pass made it (0: the first)."""
+    """One decoding of a piece: its segments, why it looks like a loop (None: it passes), its
+    longest run of one n-gram, and which pass made it (0: the first)."""
 
     segments: list[AsrSegment]
     failure: str | None
-    loops: bool
     repeats: int
     attempt: int
 
     def rank(self) -> tuple:
         """Smaller is better: no loop first (among loops, fewer repeats), then the coolest pass."""
-        return (self.loops, self.repeats if self.loops else 0, self.attempt)
+        loops = self.failure is not None
+        return (loops, self.repeats if loops else 0, self.attempt)
