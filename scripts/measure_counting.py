@@ -38,7 +38,7 @@ from scripts import SAMPLE_CALL, SHARED
 from scripts.diarization_cases import der_parts, long_case
 from witness.audio import SAMPLE_RATE, load_audio, write_wav
 from witness.diarize import clustering as clustering_module
-from witness.diarize.clustering import filter_embeddings, load_cohort
+from witness.diarize.clustering import filter_embeddings, load_cohort, normalized
 from witness.diarize.config import ClusteringConfig, SpeakerBounds, config_for
 from witness.diarize.pipeline import Diarizer, WindowEmbeddings
 from witness.diarize.segmentation import WINDOW_SAMPLES
@@ -146,22 +146,17 @@ def reference_labels(windows: WindowEmbeddings, item: Item, min_purity: float = 
     return train.embeddings, labels, train.chunk_idx, names
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    return x / np.linalg.norm(x, axis=-1, keepdims=True)
-
-
 def centroid_scores(embeddings: np.ndarray, labels: np.ndarray) -> tuple[list[float], list[float]]:
     """Same-speaker scores (cosine between the centroids of each speaker's first and second
     half of embeddings in time) and different-speaker scores (between speakers' centroids)."""
     same, centroids = [], []
     for k in range(labels.max(initial=-1) + 1):
-        own = _unit(embeddings[labels == k])
+        own = normalized(embeddings[labels == k])
         if len(own) < 4:
             continue
         half = len(own) // 2
-        same.append(float(_unit(own[:half].mean(0)) @ _unit(own[half:].mean(0))))
-        centroids.append(_unit(own.mean(0)))
+        same.append(float(normalized(own[:half].mean(0)) @ normalized(own[half:].mean(0))))
+        centroids.append(normalized(own.mean(0)))
     different = [float(a @ b) for i, a in enumerate(centroids) for b in centroids[i + 1:]]
     return same, different
 
@@ -202,11 +197,11 @@ def cohort_rows(diarizer: Diarizer, items: list[Item], cache: Path, group: int):
     for item in items:
         embeddings, labels, _, names = reference_labels(cached_windows(diarizer, item, cache), item)
         for k, name in enumerate(names):
-            own = _unit(embeddings[labels == k])
+            own = normalized(embeddings[labels == k])
             if len(own) < group // 2:
                 continue
             for part in np.array_split(own, max(1, len(own) // group)):
-                rows.append(_unit(part.mean(0)).astype(np.float32))
+                rows.append(normalized(part.mean(0)).astype(np.float32))
                 sources.append((item.name, name))
     return np.stack(rows), sources
 
@@ -280,7 +275,7 @@ def _cohort_without(item: Item, cohort: str):
 def eigengap_count(embeddings: np.ndarray, keep: float = 0.3, most: int = 12) -> int:
     """Speakers by the largest eigengap of the pruned cosine affinity's normalised Laplacian
     (3D-Speaker's spectral recipe: each row keeps its ``keep`` share of highest scores)."""
-    x = _unit(embeddings)
+    x = normalized(embeddings)
     n = len(x)
     if n < 4:
         return 1
@@ -301,7 +296,7 @@ def silhouette_count(embeddings: np.ndarray, threshold: float, floor: float = 0.
     from scipy.cluster.hierarchy import fcluster
     from witness.diarize.clustering import _dendrogram
 
-    x = _unit(embeddings)
+    x = normalized(embeddings)
     n = len(x)
     if n < 4:
         return 1

@@ -63,7 +63,7 @@ class ScoreMerge:
 def load_cohort(name: str) -> np.ndarray:
     """(m, dim) float64 unit rows of the cohort ``name`` shipped in witness/diarize/data."""
     with resources.files("witness.diarize").joinpath("data", name).open("rb") as f:
-        return _normalized(np.load(f))
+        return normalized(np.load(f))
 
 
 def score_merge(config: ClusteringConfig) -> ScoreMerge | None:
@@ -90,10 +90,10 @@ def filter_embeddings(
     return TrainingSet(np.asarray(embeddings, dtype=np.float32)[chunk_idx, speaker_idx], chunk_idx, speaker_idx)
 
 
-def _normalized(embeddings: np.ndarray) -> np.ndarray:
-    """(n, dim) float64 copy of embeddings with unit-norm rows."""
+def normalized(embeddings: np.ndarray) -> np.ndarray:
+    """float64 copy of embeddings, (n, dim) or (dim,), with unit-norm rows."""
     x = np.asarray(embeddings, dtype=np.float64)
-    return x / np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
 def _dendrogram(normed: np.ndarray, method: str) -> np.ndarray:
@@ -119,7 +119,7 @@ def ahc(embeddings: np.ndarray, threshold: float, method: str = "centroid") -> n
     clusters is farther apart than ``threshold``."""
     if len(embeddings) < 2:
         return np.zeros(len(embeddings), dtype=np.int64)
-    return _renumber(fcluster(_dendrogram(_normalized(embeddings), method), threshold, criterion="distance"))
+    return _renumber(fcluster(_dendrogram(normalized(embeddings), method), threshold, criterion="distance"))
 
 
 def _large_counts_after_merges(dendrogram: np.ndarray, min_size: int) -> np.ndarray:
@@ -162,7 +162,7 @@ def _merge_small(normed: np.ndarray, labels: np.ndarray, min_size: int) -> np.nd
         return np.zeros(len(labels), dtype=np.int64)
     if len(small) == 0:
         return labels
-    centroids = _normalized(label_centroids(normed, labels, len(sizes)))
+    centroids = normalized(label_centroids(normed, labels, len(sizes)))
     nearest = large[np.argmax(centroids[small] @ centroids[large].T, axis=1)]  # cosine: closest
     destination = np.arange(len(sizes))
     destination[small] = nearest
@@ -201,7 +201,7 @@ def ahc_clusters_found(
     if n < 2:
         return np.zeros(n, dtype=np.int64), n
     min_size = min(min_cluster_size, max(1, round(0.1 * n)))
-    normed = _normalized(embeddings)
+    normed = normalized(embeddings)
     dendrogram = _dendrogram(normed, method)
     labels = _merge_small(normed, fcluster(dendrogram, threshold, criterion="distance"), min_size)
     if merge is not None:
@@ -251,7 +251,7 @@ def merge_by_snorm(normed: np.ndarray, labels: np.ndarray, merge: ScoreMerge, fl
     labels = _renumber(labels)
     while labels.max() + 1 > floor:
         k = int(labels.max()) + 1
-        scores = snorm_scores(_normalized(label_centroids(normed, labels, k)), merge.cohort, merge.top)
+        scores = snorm_scores(normalized(label_centroids(normed, labels, k)), merge.cohort, merge.top)
         scores -= merge.penalty * _linked(labels, rivals, k)
         np.fill_diagonal(scores, -np.inf)
         a, b = np.unravel_index(np.argmax(scores), scores.shape)

@@ -23,7 +23,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from witness.diarize.clustering import ScoreMerge, ahc, merge_by_snorm
+from witness.diarize.clustering import ScoreMerge, ahc, merge_by_snorm, normalized
 from witness.diarize.config import SplitConfig
 from witness.diarize.features import SAMPLE_RATE
 from witness.transcript import Turn, speakers_in_order
@@ -44,21 +44,16 @@ class SplitTurns:
     moved: int
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    return x / np.linalg.norm(x, axis=-1, keepdims=True)
-
-
 def voice_groups(embeddings: np.ndarray, seconds: np.ndarray, merge: ScoreMerge, config: SplitConfig) -> np.ndarray:
     """(n,) group of each of one speaker's embedded turns ((n, dim), their (n,) durations):
     0 for the group with the most speech, 1... for the others kept (``SplitConfig``); a group
     not kept joins the kept group with the closest centroid."""
-    normed = _unit(embeddings)
+    normed = normalized(embeddings)
     labels = merge_by_snorm(normed, ahc(normed, config.threshold), merge)
     k = int(labels.max()) + 1
     speech = np.bincount(labels, weights=seconds, minlength=k)
     counts = np.bincount(labels, minlength=k)
-    centroids = _unit(np.stack([normed[labels == g].mean(axis=0) for g in range(k)]))
+    centroids = normalized(np.stack([normed[labels == g].mean(axis=0) for g in range(k)]))
     order = np.argsort(-speech, kind="stable")
     kept = [int(order[0])]
     for g in order[1:]:
@@ -86,7 +81,7 @@ def _embedded_turns(exclusive: tuple[Turn, ...], signal: np.ndarray, embed: Embe
         return [], np.empty((0, 0))
     vectors = np.concatenate([embed(_middle(signal, t, config.turn_seconds)) for t in long])
     ok = np.isfinite(vectors).all(axis=1)
-    return [t for t, good in zip(long, ok) if good], _unit(vectors[ok])
+    return [t for t, good in zip(long, ok) if good], normalized(vectors[ok])
 
 
 def _relabel(turns: tuple[Turn, ...], speaker: str, runs: list[Turn], groups: np.ndarray,
@@ -137,7 +132,7 @@ def _moves(normed: np.ndarray, labels: list[str], margin: float) -> list[tuple[i
     for i in np.flatnonzero(counts[owner] >= 2):
         means = sums.copy()
         means[owner[i]] -= normed[i]
-        scores = _unit(means) @ normed[i]
+        scores = normalized(means) @ normed[i]
         best = int(np.argmax(scores))
         if best != owner[i] and scores[best] - scores[owner[i]] > margin:
             out.append((int(i), names[best]))
@@ -190,7 +185,7 @@ def split_speakers(turns: tuple[Turn, ...], exclusive: tuple[Turn, ...], centroi
         names = _split(look, speaker, merge, config, most - len(speakers) - sum(map(len, split)))
         if len(names) > 1:
             split.append(names[1:])
-            centroids.update({name: _unit(normed[[label == name for label in look.labels]].mean(axis=0))
+            centroids.update({name: normalized(normed[[label == name for label in look.labels]].mean(axis=0))
                               .astype(np.float32) for name in names})
     moves = _moves(normed, look.labels, config.move_margin) if len(long) else []
     for i, to in moves:
