@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from witness.merge import MergeOptions, exclusive_turns, merge, sentences
 from witness.transcript import Turn, Word
 
@@ -158,60 +160,64 @@ def test_an_interjection_stays_when_the_turn_before_it_has_words_or_is_a_blip():
     assert [w.speaker for w in merge(blip, [Turn(1.6, 1.7, B), Turn(1.7, 3.0, A)]).words] == [A]
 
 
-class Scores:
-    """Hand-set voice scores by region start: what ``witness.opinion.Voices`` answers."""
+class Said:
+    """Hand-set voices: what ``witness.opinion.Voices`` answers. ``said``: (start, end, unit
+    vector) of who really spoke then; a region gets the vector of the one holding its middle
+    (None: nobody, too short to judge). ``centroids``: the diarization's."""
 
-    def __init__(self, by_start):
-        self.by_start, self.asked = by_start, []
+    def __init__(self, said, centroids=None):
+        self.said, self.centroids, self.asked = said, centroids or {}, []
 
-    def scores(self, regions):
+    def vectors(self, regions):
         self.asked.extend(regions)
-        return [self.by_start.get(start) for start, _ in regions]
+        return [next((np.asarray(v, float) for s, e, v in self.said if s <= (a + b) / 2 <= e), None) for a, b in regions]
 
 
-def test_second_opinion_moves_a_doubtful_stretch_to_a_clearly_closer_voice():
-    # "…book, Sunday is the best day.": Whisper made one sentence of two speakers' words, and
-    # the diarization gave both turns (either side of the pause) to A.
-    words = [W(0.0, 0.4, "book,"), W(1.0, 1.4, "Sunday"), W(1.4, 1.6, "is"), W(1.6, 1.8, "the"), W(1.8, 2.1, "best"),
-             W(2.1, 2.5, "day.")]
-    turns = [Turn(0.0, 0.5, A), Turn(0.9, 2.6, A)]
-    voices = Scores({0.0: {A: 0.8, B: 0.2}, 1.0: {A: 0.3, B: 0.75}})
+VA, VB = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)
+
+
+def test_second_opinion_moves_a_sentence_the_turns_gave_to_the_wrong_speaker():
+    # B said "Sunday is the best day." inside A's turn: A's voice (the mean of A's pieces,
+    # B's sentence included) is still closer to A's own pieces than to B's sentence.
+    words = [W(0.0, 0.4, "We"), W(0.4, 0.8, "went"), W(0.8, 1.2, "to"), W(1.2, 1.6, "town"), W(1.6, 2.0, "today."),
+             W(3.0, 3.4, "Sunday"), W(3.4, 3.8, "is"), W(3.8, 4.2, "the"), W(4.2, 4.6, "best"), W(4.6, 5.0, "day."),
+             W(6.0, 6.4, "Yes"), W(6.4, 6.8, "it"), W(6.8, 7.2, "is"), W(7.2, 8.0, "done.")]
+    turns = [Turn(0.0, 5.2, A), Turn(5.8, 8.2, B)]
+    voices = Said([(0.0, 2.0, VA), (3.0, 5.0, VB), (6.0, 8.0, VB)])
     result = merge(words, turns, voices=voices)
-    assert [w.speaker for w in result.words] == [A, B, B, B, B, B]
-    assert voices.asked == [(0.0, 0.4), (1.0, 2.5)] and (result.opinions, result.reopined) == (2, 5)
-    near = merge(words, turns, voices=Scores({1.0: {A: 0.5, B: 0.55}}))  # within the margin: no move
-    assert [w.speaker for w in near.words] == [A] * 6
-    off = merge(words, turns, MergeOptions(second_opinion=False), voices=Scores({1.0: {A: 0.3, B: 0.75}}))
-    assert [w.speaker for w in off.words] == [A] * 6 and off.opinions == 0
+    assert [w.speaker for w in result.words] == [A] * 5 + [B] * 9
+    # every stretch is asked, in pieces of at least opinion_piece s (a tail under half joins the piece before)
+    assert voices.asked == [(0.0, 1.2), (1.2, 2.0), (3.0, 4.2), (4.2, 5.0), (6.0, 7.2), (7.2, 8.0)]
+    assert (result.opinions, result.reopined) == (6, 5)
+    whole = Said(voices.said)
+    assert merge(words, turns, MergeOptions(opinion_piece=5.0), voices=whole).opinions == 3
+    off = merge(words, turns, MergeOptions(second_opinion=False), voices=Said(voices.said))
+    assert [w.speaker for w in off.words] == [A] * 10 + [B] * 4 and off.opinions == 0
 
 
-def test_a_sentence_ending_where_the_speaker_changes_is_in_doubt():
-    # "Mend the coat before you go out." said by B inside A's turn, which ends as B's begins.
-    words = [W(0.5, 1.0, "Unless"), W(1.0, 1.5, "to"), W(1.5, 2.0, "be"), W(2.0, 2.5, "selfish."),
-             W(2.6, 2.9, "Mend"), W(2.9, 3.1, "the"), W(3.1, 3.4, "coat"), W(3.4, 3.7, "before"), W(3.7, 4.2, "out."),
-             W(6.0, 6.5, "Yes"), W(6.5, 7.0, "it"), W(7.0, 7.5, "is"), W(7.5, 8.0, "done.")]
-    turns = [Turn(0.4, 4.0, A), Turn(4.0, 8.5, B)]
-    voices = Scores({2.6: {A: 0.1, B: 0.8}})
-    result = merge(words, turns, voices=voices)
-    assert voices.asked == [(2.6, 4.2)]  # the sentences that neither start nor end at the change are trusted
-    assert [w.speaker for w in result.words] == [A] * 4 + [B] * 9
-    longest = merge(words, turns, MergeOptions(opinion_seconds=1.0), voices=Scores({2.6: {A: 0.1, B: 0.8}}))
-    assert longest.opinions == 0  # a stretch longer than opinion_seconds is trusted
+def test_a_piece_moves_only_by_the_margin():
+    words = [W(0.0, 0.5, "We"), W(0.5, 1.0, "went"), W(1.0, 1.5, "home."), W(2.0, 2.5, "It"), W(2.5, 3.0, "rained.")]
+    turns = [Turn(0.0, 3.2, A)]
+    near = (0.96, 0.28, 0.0)  # cosine 0.96 with A, 0.28 with B
+    voices = Said([(0.0, 1.5, VA), (2.0, 3.0, near)], centroids={A: VA, B: VB})
+    assert [w.speaker for w in merge(words, turns, voices=voices).words] == [A] * 5
+    # B has no words: the diarization's centroid is no voice to move to
+    far = Said([(0.0, 1.5, VA), (2.0, 3.0, VB)], centroids={A: VA, B: VB})
+    assert [w.speaker for w in merge(words, turns, voices=far).words] == [A] * 5
 
 
-def test_second_opinion_asks_only_about_doubtful_stretches():
-    # A sentence well inside its turn is not asked; one that no turn overlaps is, and a
-    # region too short to judge (None) leaves the merge's speaker.
-    words = [W(3.0, 3.4, "We"), W(3.4, 3.8, "went"), W(3.8, 4.2, "to"), W(4.2, 4.6, "town"), W(4.6, 5.0, "today."),
-             W(9.2, 9.5, "Okay"), W(9.5, 9.9, "then.")]
-    turns = [Turn(0.0, 8.0, A)]
-    voices = Scores({9.2: None})
-    result = merge(words, turns, MergeOptions(gap_tolerance=1.5), voices=voices)
-    assert voices.asked == [(9.2, 9.9)]
-    assert [w.speaker for w in result.words] == [A] * 7
+def test_a_speaker_without_a_long_piece_is_judged_by_its_diarization_centroid():
+    # B's only words are one short answer (under opinion_piece): its voice is B's centroid, and
+    # A's word that the turns gave B goes back to A; a region too short to judge (None) stays.
+    words = [W(0.0, 0.5, "Are"), W(0.5, 1.0, "you"), W(1.0, 1.5, "there?"), W(2.0, 2.6, "Yes."),
+             W(4.0, 4.6, "Good."), W(6.0, 6.1, "So")]
+    turns = [Turn(0.0, 1.6, A), Turn(1.9, 2.7, B), Turn(3.9, 4.7, B), Turn(5.9, 6.2, B)]
+    voices = Said([(0.0, 1.5, VA), (2.0, 2.6, VB), (4.0, 4.6, VA)], centroids={A: (0.0, 0.0, 1.0), B: VB})
+    result = merge(words, turns, MergeOptions(interjections=False, repair=False), voices=voices)
+    assert [w.speaker for w in result.words] == [A, A, A, B, A, B]
 
 
 def test_words_that_come_with_their_speaker_get_no_second_opinion():
     words = [said(0.0, 0.4, "Ready?", A), said(0.6, 0.9, "Yes.", B)]
-    voices = Scores({0.0: {A: 0.0, B: 1.0}, 0.6: {A: 1.0, B: 0.0}})
+    voices = Said([(0.0, 0.4, VB), (0.6, 0.9, VA)], centroids={A: VA, B: VB})
     assert [w.speaker for w in merge(words, [Turn(0, 1, A)], voices=voices).words] == [A, B] and voices.asked == []

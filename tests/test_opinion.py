@@ -3,6 +3,7 @@ the sample call through `witness` (Whisper tiny.en, segmentation-3.0, CAM++)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -12,23 +13,61 @@ from witness.diarize.pieces import speech_centroid
 from witness.evaluate.stm import read_stm
 from witness.evaluate.wder import score_words
 from witness.evaluate.words import words_from_stm, words_from_transcript
+from witness.merge import MergeOptions, exclusive_turns, merge
 from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices
-from witness.transcript import read_transcript
+from witness.rttm import read_rttm
+from witness.transcript import Turn, Word, read_transcript
 
 
-def test_a_sentence_scores_highest_against_its_own_speakers_voice(sample_call, sample_audio, campplus_onnx):
+def _human_turn_centroids(embedder, sample_call, sample_audio):
+    segments = read_stm(sample_call / "sample.stm")
+    return segments, {name: speech_centroid(embedder, sample_audio, [(s.start, s.end) for s in segments if s.speaker == name])
+                      for name in ("Diane", "Sheila")}
+
+
+def test_a_sentence_is_closest_to_its_own_speakers_voice(sample_call, sample_audio, campplus_onnx):
     """Centroids from each speaker's human turns; each STM sentence of 1 s or more is closer
     to its own speaker's by more than the merge's margin, and a region too short is None."""
-    segments = read_stm(sample_call / "sample.stm")
     embedder = CamPlusPlusEmbedder(campplus_onnx, min_clean_seconds=OPINION_MIN_SECONDS)
-    centroids = {name: speech_centroid(embedder, sample_audio, [(s.start, s.end) for s in segments if s.speaker == name])
-                 for name in ("Diane", "Sheila")}
+    segments, centroids = _human_turn_centroids(embedder, sample_call, sample_audio)
     voices = CentroidVoices(sample_audio, embedder.embed, centroids)
     long = [s for s in segments if s.end - s.start >= 1.0]
-    scores = voices.scores([(s.start, s.end) for s in long])
+    unit = {name: c / np.linalg.norm(c) for name, c in centroids.items()}
     other = {"Diane": "Sheila", "Sheila": "Diane"}
-    assert all(score[s.speaker] - score[other[s.speaker]] > 0.1 for s, score in zip(long, scores))
-    assert voices.scores([(10.0, 10.02)]) == [None]  # 0.22 s with its padding
+    for s, vector in zip(long, voices.vectors([(s.start, s.end) for s in long])):
+        assert abs(np.linalg.norm(vector) - 1) < 1e-6
+        assert vector @ unit[s.speaker] - vector @ unit[other[s.speaker]] > MergeOptions().opinion_margin
+    assert voices.vectors([(10.0, 10.02)]) == [None]  # 0.22 s with its padding
+
+
+def _stm_words(segments):
+    """Each STM sentence's words spread evenly over its time (the audio under them is real)."""
+    words = []
+    for s in segments:
+        texts = s.text.split()
+        step = (s.end - s.start) / len(texts)
+        words.extend(Word(s.start + k * step, s.start + (k + 1) * step, t) for k, t in enumerate(texts))
+    return words
+
+
+def test_the_second_opinion_gives_back_a_sentence_the_turns_gave_to_the_wrong_speaker(sample_call, sample_audio,
+                                                                                       campplus_onnx):
+    """The human turns, but Sheila's "And I'm Sheila in Texas, originally from Chicago." (3.3 s)
+    given to Diane, as when one window's local speaker holds both voices: the real CAM++
+    embeddings of its 1 s pieces give it back to Sheila, and no other word moves."""
+    embedder = CamPlusPlusEmbedder(campplus_onnx, min_clean_seconds=OPINION_MIN_SECONDS)
+    segments, centroids = _human_turn_centroids(embedder, sample_call, sample_audio)
+    turns = [Turn(t.start, t.end, "Diane" if t.start == 14.49 else {"speaker90": "Diane", "speaker91": "Sheila"}[t.speaker])
+             for t in read_rttm(sample_call / "sample.rttm")["sample"]]
+    words = _stm_words(segments)
+    truth = [s.speaker for s in segments for _ in s.text.split()]
+    plain = merge(words, exclusive_turns(turns), MergeOptions(second_opinion=False))
+    wrong_before = [w.text for w, t in zip(plain.words, truth) if w.speaker != t]
+    assert " ".join(wrong_before).startswith("And I'm Sheila in Texas, originally from Chicago.")
+    result = merge(words, exclusive_turns(turns), voices=CentroidVoices(sample_audio, embedder.embed, centroids))
+    assert [w.speaker for w in result.words] == [
+        w.speaker if w.text not in "And I'm Sheila in Texas, originally from Chicago.".split() or not 14.4 < w.start < 17.8
+        else "Sheila" for w in plain.words]
 
 
 @pytest.mark.usefixtures("default_models")

@@ -16,13 +16,12 @@
    late, just after the turn it was said in. A sentence of at most ``blip_words`` words and
    ``blip_seconds`` that begins within ``gap_tolerance`` after the end of another speaker's
    turn (at least ``real_pause`` long) in which no word was placed goes to that speaker.
-4. **Second opinion** (``witness.opinion``, when the caller gives ``voices``). A stretch is
-   a run of one speaker's words inside a sentence, cut at pauses of ``real_pause``. One of at
-   most ``opinion_seconds`` is in doubt when it is unattributed or holds a word no turn
-   overlapped, when its sentence is short (``blip_words``) or lies in more than one turn, or
-   when a change of speaker lies within ``gap_tolerance`` of its start or end. Each doubtful
-   stretch is embedded and compared with every speaker's voice; it moves to a voice that
-   beats its own speaker's by ``opinion_margin``.
+4. **Second opinion** (``witness.opinion``, when the caller gives ``voices``). Every stretch
+   (a run of one speaker's words inside a sentence, cut at pauses of ``real_pause``) is cut
+   at word boundaries into pieces of about ``opinion_piece`` seconds; each piece is embedded
+   and moves to the speaker whose voice (the mean of that speaker's own pieces) beats its own
+   speaker's by ``opinion_margin``. This is what catches a sentence, or the words either side
+   of a change of speaker, that the turns gave to the wrong speaker.
 5. **Group.** Consecutive words of one speaker form an utterance; an utterance also breaks
    at a pause of ``utterance_pause`` seconds. On a split stereo call (below) each party's
    words are grouped on their own, so one party's backchannel over the other's sentence
@@ -61,9 +60,9 @@ class MergeOptions:
     sentence_pause: float = 1.0  # s: a pause this long also ends a sentence
     utterance_pause: float = 2.0  # s: a pause this long starts a new utterance
     interjections: bool = True  # a short sentence just after a wordless turn is that turn's (step 3)
-    second_opinion: bool = True  # doubtful stretches are embedded and compared with each voice (step 4)
-    opinion_margin: float = 0.1  # cosine: a voice must beat the stretch's speaker by this much (step 4)
-    opinion_seconds: float = 4.0  # s: a longer stretch is not in doubt (step 4)
+    second_opinion: bool = True  # pieces of the words are embedded and compared with each voice (step 4)
+    opinion_margin: float = 0.05  # cosine: a voice must beat the piece's speaker by this much (step 4)
+    opinion_piece: float = 1.0  # s: stretches are judged in pieces of about this length (step 4)
 
 
 @dataclass(frozen=True)
@@ -73,14 +72,14 @@ class MergeResult:
     unattributed: int  # words no turn could claim
     repaired: int  # words whose speaker the boundary repair changed
     interjected: int = 0  # words the interjection rule moved
-    opinions: int = 0  # stretches embedded for a second opinion
+    opinions: int = 0  # pieces embedded for a second opinion
     reopined: int = 0  # words the second opinion moved
 
 
 def merge(words: Sequence[Word], turns: Sequence[Turn], options: MergeOptions = MergeOptions(),
           voices: Voices | None = None) -> MergeResult:
     """Assign ``words`` to the speakers of ``turns`` (exclusive turns work best) and group them.
-    ``voices``: scores of stretches of the audio against each speaker's voice, for the second
+    ``voices``: embeddings of pieces of the audio and the diarization's centroids, for the second
     opinion (step 4; None or ``options.second_opinion`` off: none)."""
     ordered = sorted(words, key=lambda w: (w.start, w.end))
     known = [w.speaker for w in ordered]
@@ -91,7 +90,7 @@ def merge(words: Sequence[Word], turns: Sequence[Turn], options: MergeOptions = 
     counts: dict[str, int] = {}
     final = repaired
     if not any(known):
-        final, counts = _second_looks(ordered, repaired, heard, turns, options, voices)
+        final, counts = _second_looks(ordered, repaired, turns, options, voices)
     attributed = tuple(replace(w, speaker=s) for w, s in zip(ordered, final))
     return MergeResult(
         utterances=group_utterances(attributed, options.utterance_pause, overlapping=any(known)),
@@ -102,8 +101,8 @@ def merge(words: Sequence[Word], turns: Sequence[Turn], options: MergeOptions = 
     )
 
 
-def _second_looks(words: Sequence[Word], labels: list[str | None], heard: Sequence[bool], turns: Sequence[Turn],
-                  options: MergeOptions, voices: Voices | None) -> tuple[list[str | None], dict[str, int]]:
+def _second_looks(words: Sequence[Word], labels: list[str | None], turns: Sequence[Turn], options: MergeOptions,
+                  voices: Voices | None) -> tuple[list[str | None], dict[str, int]]:
     """Steps 3 and 4 of the module docstring on ``labels``: (new labels, words each step moved,
     and stretches embedded, by ``MergeResult`` field)."""
     spans = sentences(words, options.sentence_pause)
@@ -114,9 +113,8 @@ def _second_looks(words: Sequence[Word], labels: list[str | None], heard: Sequen
     if voices is not None and options.second_opinion:
         from witness.opinion import second_opinion
 
-        opinion = second_opinion(words, labels, heard, spans, turns, voices, options.real_pause,
-                                 options.gap_tolerance, options.opinion_margin, options.blip_words,
-                                 options.opinion_seconds)
+        opinion = second_opinion(words, labels, spans, voices, options.real_pause, options.opinion_margin,
+                                 options.opinion_piece)
         labels, counts["reopined"] = _moved(labels, opinion.labels)
         counts["opinions"] = opinion.asked
     return labels, counts
