@@ -64,6 +64,28 @@ def test_no_diarize_runs_whisper_alone(settings, sample_call):
     assert all(u.speaker is None for u in t.utterances)
 
 
+def test_the_merge_embeds_with_one_blas_thread(settings, sample_call, monkeypatch):
+    """The second opinion's filterbanks run in the parent with numpy's BLAS pool at one thread
+    (with OpenBLAS's default pool its threads spun between the small matmuls: the merge of a
+    30-minute call took 2.4x the CPU), and the pool is given back afterwards."""
+    import witness.run.orchestrate as orchestrate
+    from threadpoolctl import threadpool_info
+
+    def blas_pools():
+        return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+    seen, assemble = [], orchestrate.assemble
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs.get("voices") is not None, blas_pools()))
+        return assemble(*args, **kwargs)
+
+    monkeypatch.setattr(orchestrate, "assemble", spy)
+    before = blas_pools()
+    transcribe(sample_call / "sample.wav", settings)
+    assert seen == [(True, [1] * len(before))] and blas_pools() == before
+
+
 @pytest.mark.parametrize("worker", ["asr", "diarization"])
 def test_a_worker_killed_by_a_signal_is_one_clear_line(worker, sample_call, default_models, tmp_path, monkeypatch):
     crash_in(monkeypatch, worker)

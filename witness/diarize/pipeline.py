@@ -24,12 +24,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 import numpy as np
 
+from witness.accel.blas import blas_threads
 from witness.diarize.aggregate import speaker_count
 from witness.diarize.clustering import ScoreMerge, cluster, score_merge
 from witness.diarize.config import DiarizationConfig, RuntimeOptions, SpeakerBounds, config_for
@@ -144,15 +144,6 @@ class _Reporter:
                 self._progress(stage, completed, total)
 
 
-def _blas_threads(threads: int | None) -> AbstractContextManager:
-    """Limit numpy's BLAS thread pool while the context is open (restored afterwards)."""
-    if threads is None:
-        return nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=threads, user_api="blas")
-
-
 def _embedded(centroid: np.ndarray) -> bool:
     """Whether ``centroid`` is a print: clustering gives a speaker with no embedding a zero
     (or NaN) centroid, whose cosine similarity with any voice is NaN."""
@@ -225,7 +216,7 @@ class Diarizer:
         signal = finite_audio(np.asarray(samples, dtype=np.float32).reshape(-1), "audio")
         duration = len(signal) / SAMPLE_RATE
         report = _Reporter(progress)
-        with _blas_threads(self.runtime.blas_threads):
+        with blas_threads(self.runtime.blas_threads):
             if self.segmentation is None:
                 log.warning("diarizing from Silero VAD speech regions (no segmentation model)")
                 pieces = self.embed_pieces(signal, report)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import numpy as np
 
+from witness.accel.blas import blas_threads
 from witness.assemble import assemble, audio_meta, engine_words, named_voices, read_words
 from witness.audio import SAMPLE_RATE, write_wav
 from witness.config import Settings
@@ -179,8 +180,9 @@ class Orchestrator:
         words = engine_words(asr, diarization)
         turns, exclusive = (diarization.turns, diarization.exclusive_turns) if diarization is not None else (None, None)
         voices = self._sentence_voices(audio, diarization) if asr is not None else None
-        transcript = assemble(meta, words, turns, exclusive, self.settings.merge,
-                              engines=engines, plan=self.plan.to_dict() if engines else None, voices=voices)
+        with blas_threads(1 if voices is not None else None):  # the second opinion's filterbanks: 2.4x faster
+            transcript = assemble(meta, words, turns, exclusive, self.settings.merge,
+                                  engines=engines, plan=self.plan.to_dict() if engines else None, voices=voices)
         if diarization is not None and diarization.centroids:
             transcript = named_voices(replace(transcript, speaker_embeddings=dict(diarization.centroids)),
                                       self._voices, self.settings.voices.threshold)
