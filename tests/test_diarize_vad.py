@@ -36,6 +36,18 @@ def test_probabilities_one_per_chunk(vad, sample_audio):
     assert ((probs >= 0) & (probs <= 1)).all()
 
 
+def test_a_long_call_read_in_lanes_has_the_same_speech(vad, sample_audio):
+    """Ten minutes (the sample call 20 times) read as stretches side by side in the batch
+    dimension: the same regions as read in one go, and a short call is read in one go."""
+    call = np.tile(sample_audio, 20)
+    one = vad.probabilities(call, lanes=1)
+    lanes = vad.probabilities(call)
+    assert lanes.shape == one.shape
+    assert np.abs(lanes - one).max() < 0.05
+    assert regions_from_probabilities(lanes, len(call)) == regions_from_probabilities(one, len(call))
+    assert np.array_equal(vad.probabilities(sample_audio), vad.probabilities(sample_audio, lanes=1))
+
+
 def test_silence_and_bad_samples(vad, sample_audio):
     assert vad.speech_regions(np.zeros(48000, dtype=np.float32)) == []
     assert vad.speech_regions(np.zeros(0, dtype=np.float32)) == []
