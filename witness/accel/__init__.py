@@ -1,2 +1,3 @@
 """Accelerators: which execution provider each ONNX model gets (providers.py), how much
-GPU memory is free (vram.py), and MIGraphX's compiled-model cache (migraphx_cache.py)."""
+GPU memory is free (vram.py), MIGraphX's compiled-model cache (migraphx_cache.py), and
+numpy's BLAS threads while a stage runs (blas.py)."""
