@@ -19,8 +19,8 @@
 4. **Second opinion** (``witness.opinion``, when the caller gives ``voices``). Every stretch
    (a run of one speaker's words inside a sentence, cut at pauses of ``real_pause``) is cut
    at word boundaries into pieces of about ``opinion_piece`` seconds; each piece is embedded
-   and moves to the speaker whose voice (the mean of that speaker's own pieces) beats its own
-   speaker's by ``opinion_margin``. This is what catches a sentence, or the words either side
+   and moves to the speaker whose voice (the mean of that speaker's own pieces, computed again
+   as pieces move, in rounds) beats its own speaker's by ``opinion_margin``. This is what catches a sentence, or the words either side
    of a change of speaker, that the turns gave to the wrong speaker.
 5. **Group.** Consecutive words of one speaker form an utterance; an utterance also breaks
    at a pause of ``utterance_pause`` seconds. On a split stereo call (below) each party's
