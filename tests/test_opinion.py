@@ -40,6 +40,20 @@ def test_a_sentence_is_closest_to_its_own_speakers_voice(sample_call, sample_aud
     assert voices.vectors([(10.0, 10.02)]) == [None]  # 0.22 s with its padding
 
 
+def test_pieces_of_one_frame_count_embedded_together_as_each_alone(sample_audio, campplus_onnx):
+    """Regions whose pieces have the same number of filterbank frames (1.2 s and 1.204 s: the
+    filterbank never reads their last samples) are embedded in one batch: the vectors each gets alone."""
+    embedder = CamPlusPlusEmbedder(campplus_onnx, min_clean_seconds=OPINION_MIN_SECONDS)
+    voices = CentroidVoices(sample_audio, embedder.embed, {})
+    regions = [(8.0, 9.2), (12.0, 13.204), (15.0, 17.0), (10.0, 10.02), (20.0, 21.2)]
+    together = voices.vectors(regions)
+    alone = [voices.vectors([region])[0] for region in regions]
+    assert together[3] is None and alone[3] is None
+    for a, b in zip(together, alone):
+        if a is not None:
+            assert np.allclose(a, b, atol=1e-5)
+
+
 def _stm_words(segments):
     """Each STM sentence's words spread evenly over its time (the audio under them is real)."""
     words = []

@@ -32,6 +32,7 @@ from typing import Callable, Mapping, Protocol, Sequence
 import numpy as np
 
 from witness.audio import SAMPLE_RATE
+from witness.diarize.features import FBANK_FRAME, FBANK_HOP
 from witness.transcript import Word
 
 OPINION_MIN_SECONDS = 0.25  # s: a shorter piece is not embedded (a single digit, "Yes", lasts about this)
@@ -52,8 +53,8 @@ class Voices(Protocol):
 class CentroidVoices:
     """Embeddings of regions of one call's audio, and the diarization's centroids.
 
-    samples: (n,) float32 at 16 kHz. embed: (1, samples) float32 -> (1, dim) (NaN where too
-    short), e.g. ``CamPlusPlusEmbedder.embed``. centroids: (dim,) by speaker label. Each
+    samples: (n,) float32 at 16 kHz. embed: (N, samples) float32 -> (N, dim) (NaN where too
+    short) by a Kaldi-filterbank model, e.g. ``CamPlusPlusEmbedder.embed``. centroids: (dim,) by speaker label. Each
     region is widened by ``pad`` s at both ends; one shorter than ``min_seconds`` is not
     embedded, of one longer than ``max_seconds`` only its middle ``max_seconds`` are."""
 
@@ -65,17 +66,23 @@ class CentroidVoices:
     pad: float = OPINION_PAD_SECONDS
 
     def vectors(self, regions: Sequence[tuple[float, float]]) -> list[np.ndarray | None]:
-        out: list[np.ndarray | None] = []
-        for start, end in regions:
+        """Pieces with the same number of filterbank frames are embedded together (a row of
+        a batch costs CAM++ about 20% less than a call of its own); the samples after a piece's
+        last whole frame, which the filterbank never reads, are left out to make them equal."""
+        pieces: dict[int, list[tuple[int, np.ndarray]]] = {}  # by length: (region index, samples)
+        for k, (start, end) in enumerate(regions):
             start, end = start - self.pad, end + self.pad
             cut = max(0.0, (end - start - self.max_seconds) / 2)
             start, end = start + cut, end - cut
             piece = self.samples[max(0, round(start * SAMPLE_RATE)):max(0, round(end * SAMPLE_RATE))]
-            if len(piece) < self.min_seconds * SAMPLE_RATE:
-                out.append(None)
-                continue
-            vector = np.asarray(self.embed(piece[None, :].astype(np.float32))[0], dtype=np.float64)
-            out.append(_unit(vector) if np.isfinite(vector).all() else None)
+            if len(piece) >= self.min_seconds * SAMPLE_RATE:
+                framed = len(piece) - (len(piece) - FBANK_FRAME) % FBANK_HOP
+                pieces.setdefault(framed, []).append((k, piece[:framed]))
+        out: list[np.ndarray | None] = [None] * len(regions)
+        for group in pieces.values():
+            vectors = np.asarray(self.embed(np.stack([piece for _, piece in group]).astype(np.float32)), np.float64)
+            for (k, _), vector in zip(group, vectors):
+                out[k] = _unit(vector) if np.isfinite(vector).all() else None
         return out
 
 
