@@ -368,6 +368,8 @@ def main() -> None:
     parser.add_argument("--bench", type=Path, help="time one whole diarization of this .wav (beside its .rttm)")
     parser.add_argument("--bench-cohort", default="", help="with --bench: 'none' runs the rule before (AHC at 0.7 alone)")
     parser.add_argument("--no-split", action="store_true", help="without the turn-by-turn split (the rule before)")
+    parser.add_argument("--mixed-cosines", help="comma-separated split.mixed_cosine values ('none': mixed window "
+                                                "embeddings not looked for)")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per file")
     args = parser.parse_args()
     if args.bench:
@@ -386,12 +388,16 @@ def main() -> None:
         return
     if args.scores:
         print_scores(diarizer, items, args.cache)
-    for clustering in _grid(args, diarizer.config.clustering):
-        label = ", ".join(f"{k} {getattr(clustering, k)}" for k in (
-            "threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty"))
-        for counter in args.counters.split(",") if args.counters else [None]:
-            score(diarizer, items, args.cache, clustering, label + (f", count by {counter}" if counter else ""),
-                  args.verbose, counter)
+    for mixed in args.mixed_cosines.split(",") if args.mixed_cosines and diarizer.config.split else [None]:
+        run = diarizer if mixed is None else Diarizer(diarizer.models, replace(diarizer.config, split=replace(
+            diarizer.config.split, mixed_cosine=None if mixed == "none" else float(mixed))))
+        for clustering in _grid(args, diarizer.config.clustering):
+            label = ", ".join(f"{k} {getattr(clustering, k)}" for k in (
+                "threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty"))
+            label += f", mixed_cosine {run.config.split.mixed_cosine}" if run.config.split else ", no split"
+            for counter in args.counters.split(",") if args.counters else [None]:
+                score(run, items, args.cache, clustering, label + (f", count by {counter}" if counter else ""),
+                      args.verbose, counter)
 
 
 def bench(wav: Path, cohort: str, split: bool = True) -> None:

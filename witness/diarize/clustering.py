@@ -261,6 +261,16 @@ def merge_by_snorm(normed: np.ndarray, labels: np.ndarray, merge: ScoreMerge, fl
     return labels
 
 
+def _without(train: TrainingSet, exclude: np.ndarray | None) -> TrainingSet:
+    """``train`` less the (window, local speaker) rows ``exclude`` marks, unless < 2 would be left."""
+    if exclude is None:
+        return train
+    keep = ~exclude[train.chunk_idx, train.speaker_idx]
+    if keep.sum() < 2:
+        return train
+    return TrainingSet(train.embeddings[keep], train.chunk_idx[keep], train.speaker_idx[keep])
+
+
 def _fallback_centroid(embeddings: np.ndarray, train: TrainingSet, active: np.ndarray) -> np.ndarray:
     """(1, dim) float64: mean of the training embeddings, or of any valid active one."""
     pool = train.embeddings if len(train.embeddings) else np.asarray(embeddings)[active]
@@ -273,15 +283,18 @@ def cluster(
     segmentations: Segmentations,
     config: ClusteringConfig = ClusteringConfig(),
     bounds: SpeakerBounds = SpeakerBounds(),
+    exclude: np.ndarray | None = None,
 ) -> Clusters:
     """Global speaker of every (window, local speaker).
 
     embeddings: (chunks, local_speakers, dim) float, NaN rows for skipped local speakers.
     segmentations: the binarised per-window activity the embeddings were taken from.
+    exclude: (chunks, local_speakers) bool, embeddings kept out of clustering (they are still
+    assigned), unless fewer than two would be left.
     The result's ``found`` is the number of speakers before ``bounds`` forced a count.
     """
     active = segmentations.active_local_speakers()
-    train = filter_embeddings(embeddings, segmentations, config.min_active_ratio)
+    train = _without(filter_embeddings(embeddings, segmentations, config.min_active_ratio), exclude)
     n = len(train.embeddings)
     if n < 2 or min(n, bounds.high) < 2:  # one speaker, as pyannote: no clustering
         fallback = _fallback_centroid(embeddings, train, active)

@@ -109,6 +109,9 @@ class SplitConfig:
     max_cosine: ...and a centroid whose cosine with each larger group's is under 0.65.
     move_margin: then a long turn whose cosine with the mean of another speaker's long turns
         beats that with its own speaker's others by more than this (0.1) moves there.
+    mixed_cosine: before all that, a window embedding whose local speaker's lone frames hold
+        two long turns' pieces with a cosine under this (0.5) mixes two voices: clustering runs
+        again without those (``witness.diarize.mixed``); None: not looked for.
 
     Tuned on the tuning corpus's tune part (105 calls, ``scripts/measure_counting.py``). With
     the clustering above: strict DER 32.4% -> 29.6%, counts right 69 -> 71 of 105 (under 24 ->
@@ -132,6 +135,7 @@ class SplitConfig:
     min_share: float = 0.2
     max_cosine: float = 0.65
     move_margin: float = 0.1
+    mixed_cosine: float | None = 0.5
 
 
 @dataclass(frozen=True)

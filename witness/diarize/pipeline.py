@@ -24,14 +24,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 import numpy as np
 
 from witness.accel.blas import blas_threads
 from witness.diarize.aggregate import speaker_count
-from witness.diarize.clustering import ScoreMerge, cluster, score_merge
+from witness.diarize.clustering import ScoreMerge, cluster, filter_embeddings, score_merge
 from witness.diarize.config import DiarizationConfig, RuntimeOptions, SpeakerBounds, config_for
 from witness.diarize.embedding import CamPlusPlusEmbedder, GE2EEmbedder, SpeakerEmbedder, WeSpeakerEmbedder
 from witness.diarize.features import SAMPLE_RATE, finite_audio
@@ -42,7 +42,8 @@ from witness.diarize.reconstruct import clip_turns, reconstruct
 from witness.diarize.segmentation import (
     FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, LOCAL_SPEAKERS, WINDOW_SAMPLES, SegmentationModel,
     cut_windows, window_starts)
-from witness.diarize.split import split_speakers
+from witness.diarize.mixed import mixed_windows
+from witness.diarize.split import embedded_turns, middle, split_speakers
 from witness.diarize.stream import SegmentationStream
 from witness.vad import SileroVad, fixed_subwindows
 from witness.diarize.windows import Segmentations, SlidingWindow
@@ -274,10 +275,22 @@ class Diarizer:
         """Turns of embedded windows, ending at ``duration`` seconds; with the ``signal`` they
         came from, each speaker also gets the turn-by-turn second look (``split``)."""
         report = _Reporter(progress)
+        out = self._speaker_turns(windows, bounds, duration, report)
+        merge = score_merge(self.config.clustering)
+        if signal is None or self.config.split is None or merge is None:
+            return out
+        known: dict[tuple[float, float], np.ndarray] = {}
+        if self.config.split.mixed_cosine is not None:
+            out = self._unmixed(out, windows, bounds, duration, signal, known, report)
+        return self._split(out, signal, merge, bounds, report, known)
+
+    def _speaker_turns(self, windows: WindowEmbeddings, bounds: SpeakerBounds, duration: float, report: _Reporter,
+                       exclude: np.ndarray | None = None) -> SpeakerTurns:
+        """Clustering (without the ``exclude`` embeddings, ``clustering.cluster``) and reconstruction."""
         segmentations = windows.segmentations
         began = time.perf_counter()
         report("clustering", 0, 1)
-        clusters = cluster(windows.embeddings, segmentations, self.config.clustering, bounds)
+        clusters = cluster(windows.embeddings, segmentations, self.config.clustering, bounds, exclude)
         timings = {"clustering": time.perf_counter() - began}
         report("clustering", 1, 1)
         began = time.perf_counter()
@@ -289,19 +302,29 @@ class Diarizer:
         report("reconstruction", 1, 1)
         centroids = {label: clusters.centroids[k].astype(np.float32) for k, label in enumerate(result.labels)
                      if label is not None and k < clusters.num_clusters and _embedded(clusters.centroids[k])}
-        out = SpeakerTurns(turns, exclusive, clusters.found, timings, centroids)
-        merge = score_merge(self.config.clustering)
-        if signal is None or self.config.split is None or merge is None:
-            return out
-        return self._split(out, signal, merge, bounds, report)
+        return SpeakerTurns(turns, exclusive, clusters.found, timings, centroids)
+
+    def _unmixed(self, found: SpeakerTurns, windows: WindowEmbeddings, bounds: SpeakerBounds, duration: float,
+                 signal: np.ndarray, known: dict[tuple[float, float], np.ndarray], report: _Reporter) -> SpeakerTurns:
+        """``found`` clustered again without the window embeddings that mix two voices
+        (``mixed.mixed_windows``, from the long turns' pieces, which land in ``known``)."""
+        began = time.perf_counter()
+        config = self.config.split
+        long, normed = embedded_turns(found.exclusive_turns, signal, self.embedder.embed, config, known)
+        pieces = np.array([middle(t, config.turn_seconds) for t in long]).reshape(-1, 2)
+        train = filter_embeddings(windows.embeddings, windows.segmentations, self.config.clustering.min_active_ratio)
+        mixed = mixed_windows(windows.segmentations, train, pieces, normed, config.mixed_cosine)
+        log.debug("window embeddings that mix two voices: %d of %d", int(mixed.sum()), len(train.chunk_idx))
+        again = self._speaker_turns(windows, bounds, duration, report, mixed) if mixed.any() else found
+        return replace(again, timings={**again.timings, "unmixing": time.perf_counter() - began})
 
     def _split(self, found: SpeakerTurns, signal: np.ndarray, merge: ScoreMerge, bounds: SpeakerBounds,
-               report: _Reporter) -> SpeakerTurns:
+               report: _Reporter, known: dict[tuple[float, float], np.ndarray] | None = None) -> SpeakerTurns:
         """``found`` after the turn-by-turn second look at each speaker (``split_speakers``)."""
         began = time.perf_counter()
         report("splitting", 0, 1)
         split = split_speakers(found.turns, found.exclusive_turns, found.centroids, signal, self.embedder.embed,
-                               merge, self.config.split, bounds.high)
+                               merge, self.config.split, bounds.high, known)
         report("splitting", 1, 1)
         log.debug("second look at the speakers: %d split off, %d turns moved", split.added, split.moved)
         timings = {**found.timings, "splitting": time.perf_counter() - began}

@@ -65,21 +65,26 @@ def voice_groups(embeddings: np.ndarray, seconds: np.ndarray, merge: ScoreMerge,
     return np.array([rank[int(closest[g])] for g in labels], dtype=np.int64)
 
 
-def _middle(signal: np.ndarray, turn: Turn, seconds: float) -> np.ndarray:
-    """(1, samples) float32: the middle ``seconds`` of ``turn`` (all of it when shorter)."""
+def middle(turn: Turn, seconds: float) -> tuple[float, float]:
+    """(start, end) seconds of the middle ``seconds`` of ``turn`` (all of it when shorter)."""
     trim = max(0.0, turn.duration - seconds) / 2
-    return np.asarray(signal[int((turn.start + trim) * SAMPLE_RATE):int((turn.end - trim) * SAMPLE_RATE)],
-                      dtype=np.float32)[None]
+    return turn.start + trim, turn.end - trim
 
 
-def _embedded_turns(exclusive: tuple[Turn, ...], signal: np.ndarray, embed: Embed,
-                    config: SplitConfig) -> tuple[list[Turn], np.ndarray]:
+def embedded_turns(exclusive: tuple[Turn, ...], signal: np.ndarray, embed: Embed, config: SplitConfig,
+                   known: dict[tuple[float, float], np.ndarray] | None = None) -> tuple[list[Turn], np.ndarray]:
     """The exclusive turns of at least ``min_turn`` seconds that could be embedded (in time
-    order) and their (n, dim) unit embeddings."""
+    order) and their (n, dim) unit embeddings, each of its ``middle``; ``known`` (piece ->
+    embedding) saves embedding a piece twice and gains the new ones."""
+    known = {} if known is None else known
     long = sorted((t for t in exclusive if t.duration >= config.min_turn), key=lambda t: t.start)
+    pieces = [middle(t, config.turn_seconds) for t in long]
+    for a, b in pieces:
+        if (a, b) not in known:
+            known[(a, b)] = embed(np.asarray(signal[int(a * SAMPLE_RATE):int(b * SAMPLE_RATE)], dtype=np.float32)[None])[0]
     if not long:
         return [], np.empty((0, 0))
-    vectors = np.concatenate([embed(_middle(signal, t, config.turn_seconds)) for t in long])
+    vectors = np.stack([known[p] for p in pieces])
     ok = np.isfinite(vectors).all(axis=1)
     return [t for t, good in zip(long, ok) if good], normalized(vectors[ok])
 
@@ -169,16 +174,17 @@ def _split(look: _Look, speaker: str, merge: ScoreMerge, config: SplitConfig, ro
 
 def split_speakers(turns: tuple[Turn, ...], exclusive: tuple[Turn, ...], centroids: Mapping[str, np.ndarray],
                    signal: np.ndarray, embed: Embed, merge: ScoreMerge, config: SplitConfig = SplitConfig(),
-                   most: float = float("inf")) -> SplitTurns:
+                   most: float = float("inf"), known: dict[tuple[float, float], np.ndarray] | None = None
+                   ) -> SplitTurns:
     """Split each speaker whose long exclusive turns are separate voices, then move the turns
     that are closer to another speaker (module docstring).
 
     turns, exclusive: the diarization's regular and exclusive turns; centroids by label;
     signal: (n,) float32 16 kHz; merge: the clustering's s-norm rule; most: the largest number
-    of speakers allowed.
+    of speakers allowed; known: pieces embedded before (``embedded_turns``).
     """
     speakers = speakers_in_order(t.speaker for t in turns)
-    long, normed = _embedded_turns(exclusive, signal, embed, config)
+    long, normed = embedded_turns(exclusive, signal, embed, config, known)
     look = _Look(turns, exclusive, long, normed, [t.speaker for t in long])
     centroids, split = dict(centroids), []
     for speaker in speakers:
