@@ -12,6 +12,7 @@ TIMESTAMP_MODES = ("token", "dtw")
 MAX_DECODERS = 8  # whisper.cpp's WHISPER_MAX_DECODERS: beams or candidates per window
 FALLBACKS = ("on-failure", "whisper.cpp")
 WINDOW_SECONDS = 30.0  # Whisper's decoding window
+AUTO_DECODERS = 4  # ``decoders`` 0: one per thread, at most this many copies of the model
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,12 @@ class WhisperOptions:
         10.0%; file by file, 9.19% against 9.08% (scripts/asr_speed.py).
     chunk_seconds: without the speech gate, the longest piece handed to whisper.cpp at once
         (600 s): bounds its memory.
+    decoders: pieces decoded at once on the CPU, each by its own whisper.cpp context (a copy
+        of the model: +146 MiB for tiny.en) on an even share of ``threads``; 0: one per thread,
+        up to 4. One on a GPU, and with ``condition_on_previous_text``. whisper.cpp's decoder
+        gains nothing from a second thread (its threads meet at every step of every token), its
+        encoder nearly twice: on 2 cores, two 1-thread decoders took 16-17 s of wall time and
+        30 CPU s where one 2-thread decoder took 23-26 s and 35 (scripts/asr_speed.py).
     use_gpu, gpu_device: use a GPU backend when the build has one (on), and which.
     flash_attention: on, unless timestamps is "dtw" (whisper.cpp cannot do DTW with it).
     """
@@ -92,6 +99,7 @@ class WhisperOptions:
     redecode_loops: bool = True
     fallback: str = "on-failure"
     chunk_seconds: float = 600.0
+    decoders: int = 0
     use_gpu: bool = True
     gpu_device: int = 0
     flash_attention: bool = True
@@ -114,6 +122,11 @@ class WhisperOptions:
     def effective_threads(self) -> int:
         return self.threads or min(4, os.cpu_count() or 1)
 
+    @property
+    def effective_decoders(self) -> int:
+        """Pieces decoded at once on the CPU (before ``WhisperEngine`` caps it by the pieces there are)."""
+        return min(self.decoders or AUTO_DECODERS, self.effective_threads)
+
 
 # What each [whisper] setting may hold (config.SCHEMA's "whisper" section).
 WHISPER_RULES: dict[str, Allowed] = {
@@ -126,5 +139,5 @@ WHISPER_RULES: dict[str, Allowed] = {
     "condition_on_previous_text": ANY, "max_initial_timestamp": Allowed(low=0, high=30),
     "timestamps": Allowed(choices=TIMESTAMP_MODES), "without_timestamps": ANY, "keep_annotations": ANY,
     "speech_gate": ANY, "redecode_loops": ANY, "fallback": Allowed(choices=FALLBACKS),
-    "chunk_seconds": Allowed(low=30, unset=True), "use_gpu": ANY, "gpu_device": COUNT, "flash_attention": ANY,
+    "chunk_seconds": Allowed(low=30, unset=True), "decoders": COUNT, "use_gpu": ANY, "gpu_device": COUNT, "flash_attention": ANY,
 }

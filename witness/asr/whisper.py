@@ -11,21 +11,25 @@ over the cross-attention of the model's alignment heads (a per-model preset). wh
 silently drops DTW when flash attention is on, so DTW turns flash attention off.
 Only speech is decoded: Silero VAD finds it, and it goes to whisper.cpp in pieces of at most
 30 s (``speech``); pieces that come out as loops are decoded again hotter, and Whisper's
-stock silence phrases are dropped where the VAD heard none (``guards``).
+stock silence phrases are dropped where the VAD heard none (``guards``). On the CPU several
+pieces are decoded at once, each by its own whisper.cpp context on a share of the threads
+(``WhisperOptions.decoders``).
 """
 
 from __future__ import annotations
 
 import logging
-import sys
-from contextlib import contextmanager
+import queue
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from witness.asr.backend import AsrBackendInfo, backend_info
+from witness.asr.cpplog import CPP_LOG, LOG_ERROR
 from witness.asr.guards import LoopOptions, collapse_repeats, is_silence_phrase, longest_run, loop_reason
 from witness.asr.options import WhisperOptions
 from witness.asr.speech import SpeechPiece, plan_pieces, speech_share, whole_file_pieces
@@ -44,7 +48,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_LOG_ERROR = 4  # ggml_log_level GGML_LOG_LEVEL_ERROR
 # whisper.cpp refuses audio under 100 ms, and with DTW timestamps aborts the process on audio
 # under ~0.17 s (WHISPER_ASSERT filter_width < a->ne[2]: fewer audio frames than DTW's median
 # filter is wide); no word fits in that
@@ -144,9 +147,12 @@ class WhisperEngine:
         self.info = info or inspect_ggml(model_path)
         self._vad = SileroVad(vad_path) if vad_path is not None and options.speech_gate else None
         self.clock = StageClock()  # wall seconds per stage since load (or the last reset)
-        self._ctx = self._load()
+        self._contexts: list[Any] = []  # one per decoder: the first loaded now, more when a file needs them
+        self._contexts.append(self._load())
+        self.backend: AsrBackendInfo = backend_info(self.init_log)
 
     def _load(self) -> Any:
+        """A new whisper.cpp context of the model (its own copy of the weights and buffers)."""
         pw, opts = self._pw, self.options
         params = pw.whisper_context_default_params()
         params.use_gpu = opts.use_gpu
@@ -156,41 +162,19 @@ class WhisperEngine:
             params.dtw_token_timestamps = True
             params.dtw_aheads_preset = getattr(pw, dtw_preset_name(self.model_name, self.info.hparams))
             log.info("DTW timestamps on: flash attention turned off (whisper.cpp ignores DTW with it)")
-        with self._captured_log() as lines:
+        with CPP_LOG.capture() as lines:
             ctx = pw.whisper_init_from_file_with_params(self.model_path, params)
-        errors = [text.strip() for level, text in lines if level == _LOG_ERROR and text.strip()]
+        errors = [text.strip() for level, text in lines if level == LOG_ERROR and text.strip()]
         if errors:
             raise ModelError(f"whisper.cpp could not load the model: {errors[-1]}", self.model_path)
         self.init_log = "".join(text for _, text in lines)
-        self.backend: AsrBackendInfo = backend_info(self.init_log)
         return ctx
 
-    @contextmanager
-    def _captured_log(self) -> Iterator[list[tuple[int, str]]]:
-        """whisper.cpp's log lines go to a list (and our debug log) instead of stderr; a
-        failed WHISPER_ASSERT goes to stderr at once, since whisper.cpp aborts right after."""
-        lines: list[tuple[int, str]] = []
-
-        def hook(level: int, text: str) -> None:
-            lines.append((level, text))
-            if level == _LOG_ERROR and "ASSERT" in text:
-                sys.stderr.write(f"whisper.cpp: {text.rstrip()}\n")
-                sys.stderr.flush()
-
-        self._pw.whisper_log_set(hook)
-        try:
-            yield lines
-        finally:
-            # a Python hook left installed can fire during interpreter teardown and abort
-            self._pw.whisper_log_set(None)
-            if lines:
-                log.debug("whisper.cpp: %s", "".join(t for _, t in lines).strip())
-
     def close(self) -> None:
-        if self._ctx is not None:
-            with self._captured_log():
-                self._pw.whisper_free(self._ctx)
-            self._ctx = None
+        with CPP_LOG.capture():
+            for ctx in self._contexts:
+                self._pw.whisper_free(ctx)
+        self._contexts = []
 
     def __enter__(self) -> "WhisperEngine":
         return self
@@ -224,41 +208,78 @@ class WhisperEngine:
         return self._transcribe(tracks, progress)
 
     def _transcribe(self, tracks: list[Track], progress: Progress | None) -> AsrResult:
-        """Decode each track's speech (every track of one file: the same length) in turn."""
-        if self._ctx is None:
+        """Decode each track's speech (every track of one file: the same length)."""
+        if not self._contexts:
             raise RuntimeError("this WhisperEngine is closed")
-        language = self._language()
         with self.clock.stage("packing"):
             planned = [self._pieces(track) for track in tracks]
-        tracker = _ProgressTracker(progress, sum(p.samples for pieces in planned for p in pieces))
         stats = DecodeStats(pieces=sum(map(len, planned)),
                             speech_seconds=sum(p.samples for pieces in planned for p in pieces) / SAMPLE_RATE)
-        per_track: list[list[AsrSegment]] = []
-        for track, pieces in zip(tracks, planned):
-            segments: list[AsrSegment] = []
-            first = True
-            for piece in pieces:
-                if piece.samples < MIN_PIECE_SAMPLES:
-                    continue
-                decoded, redecoded = self._decode(piece, piece.audio(track.signal, track.own), language,
-                                                  first=first, progress=tracker.for_next(piece.samples))
-                first = False
-                stats.redecoded += redecoded
-                if language in ("", "auto"):
-                    language = self._pw.whisper_lang_str(self._pw.whisper_full_lang_id(self._ctx))
-                segments.extend(decoded)
-            per_track.append(self._guarded(segments, track.probabilities, stats))
+        jobs = [_Job(k, piece, piece.audio(track.signal, track.own), first=i == 0)
+                for k, (track, pieces) in enumerate(zip(tracks, planned))
+                for i, piece in enumerate(p for p in pieces if p.samples >= MIN_PIECE_SAMPLES)]
+        tracker = _ProgressTracker(progress, sum(job.piece.samples for job in jobs))
+        decoded, language = self._decode_all(jobs, self._language(), tracker)
         tracker.done()
+        per_track: list[list[AsrSegment]] = [[] for _ in tracks]
+        for job, (segments, redecoded) in zip(jobs, decoded):
+            per_track[job.track].extend(segments)
+            stats.redecoded += redecoded
+        per_track = [self._guarded(segments, track.probabilities, stats) for track, segments in zip(tracks, per_track)]
         return self._result(per_track, language, len(tracks[0].signal) / SAMPLE_RATE, stats)
+
+    def _decode_all(self, jobs: list["_Job"], language: str,
+                    tracker: "_ProgressTracker") -> tuple[list[tuple[list[AsrSegment], bool]], str]:
+        """Each job's segments and whether it was decoded again, in job order, and the language
+        (with "auto", the one whisper.cpp detects in the first piece, which is decoded alone).
+        The others are decoded ``_decoders`` at a time, each on a context of its own."""
+        out = []
+        if jobs and language in ("", "auto"):
+            (ctx, threads), = self._decoder_contexts(1)
+            out.append(self._decode(ctx, threads, jobs[0], language, tracker.for_piece(0, jobs[0].piece.samples)))
+            language = self._pw.whisper_lang_str(self._pw.whisper_full_lang_id(ctx))
+        rest = list(enumerate(jobs))[len(out):]
+        free: queue.SimpleQueue = queue.SimpleQueue()
+        for context in self._decoder_contexts(self._decoders(len(rest))):
+            free.put(context)
+
+        def decode(indexed: tuple[int, _Job]) -> tuple[list[AsrSegment], bool]:
+            index, job = indexed
+            ctx, threads = free.get()
+            try:
+                return self._decode(ctx, threads, job, language, tracker.for_piece(index, job.piece.samples))
+            finally:
+                free.put((ctx, threads))
+
+        if free.qsize() == 1:
+            return out + [decode(indexed) for indexed in rest], language
+        with ThreadPoolExecutor(free.qsize(), thread_name_prefix="whisper") as pool:
+            return out + list(pool.map(decode, rest)), language
+
+    def _decoders(self, jobs: int) -> int:
+        """How many pieces to decode at once (``WhisperOptions.decoders``): one on a GPU, or
+        when each piece is to see the text before it."""
+        o = self.options
+        if self.backend.gpu_backend or o.condition_on_previous_text:
+            return 1
+        return max(1, min(o.effective_decoders, o.effective_threads, jobs))
+
+    def _decoder_contexts(self, n: int) -> list[tuple[Any, int]]:
+        """``n`` contexts (loading any missing) with their share of the threads."""
+        while len(self._contexts) < n:
+            self._contexts.append(self._load())
+        threads = self.options.effective_threads
+        return [(ctx, threads // n + (i < threads % n)) for i, ctx in enumerate(self._contexts[:n])]
 
     def _pieces(self, track: Track) -> list[SpeechPiece]:
         if track.probabilities is not None:
             return plan_pieces(track.probabilities, len(track.signal))
         return whole_file_pieces(track.signal, self.options.effective_chunk_seconds)
 
-    def _decode(self, piece: SpeechPiece, part: np.ndarray, language: str, first: bool,
+    def _decode(self, ctx: Any, threads: int, job: "_Job", language: str,
                 progress: Callable[[int], None] | None) -> tuple[list[AsrSegment], bool]:
-        """Segments of one piece (file times), and whether it had to be decoded again.
+        """Segments of one piece (file times), and whether it had to be decoded again, on
+        ``ctx`` with ``threads`` threads.
 
         The piece is decoded at the start temperature; a text that looks like a loop
         (``guards.loop_reason``: gzip ratio, repeats, words per second) is decoded again at each
@@ -266,24 +287,24 @@ class WhisperEngine:
         repetitive is. A low mean log-probability is no reason here: whisper.cpp takes a hot
         candidate's from the temperature-scaled distribution (T = 0.4 looks surer than T = 0),
         and retrying on it made a noisy corpus call worse (scripts/asr_speed.py --each)."""
-        o = self.options
+        o, piece = self.options, job.piece
         seconds = piece.samples / SAMPLE_RATE
         tried: list[_Candidate] = []
         for k, temperature in enumerate([o.temperature, *self._fallback_temperatures()]):
-            params = self._full_params(language, o.initial_prompt if first and k == 0 else "", temperature,
-                                       fresh=first or k > 0)
-            self._run(part, params, progress if k == 0 else None,
+            params = self._full_params(language, o.initial_prompt if job.first and k == 0 else "", temperature,
+                                       fresh=job.first or k > 0, threads=threads)
+            self._run(ctx, job.audio, params, progress if k == 0 else None,
                       stage="first pass" if k == 0 else f"fallback T={temperature:g}")
-            tried.append(self._candidate(piece, seconds, k))
+            tried.append(self._candidate(ctx, piece, seconds, k))
             if tried[-1].failure is None:
                 return tried[-1].segments, k > 0
             log.info("piece at %.1f s, T=%g: %s; decoding it again hotter",
                      piece.to_file(0.0), temperature, tried[-1].failure)
         return min(tried, key=_Candidate.rank).segments, True
 
-    def _candidate(self, piece: SpeechPiece, seconds: float, attempt: int) -> "_Candidate":
+    def _candidate(self, ctx: Any, piece: SpeechPiece, seconds: float, attempt: int) -> "_Candidate":
         """The last whisper_full call's result on ``piece`` (its ``attempt``-th pass), measured."""
-        segments = self._segments(piece)
+        segments = self._segments(ctx, piece)
         text = " ".join(s.text for s in segments)
         loop = loop_reason(text, seconds) if self.options.redecode_loops else None
         repeats = longest_run(normalize_words(text), LoopOptions.max_ngram)
@@ -313,31 +334,33 @@ class WhisperEngine:
             return "en"
         if wanted in (None, "auto"):
             return "auto"
-        with self._captured_log():  # whisper.cpp logs an unknown code as an error
+        with CPP_LOG.capture():  # whisper.cpp logs an unknown code as an error
             known = self._pw.whisper_lang_id(wanted) >= 0
         if not known:
             raise InputError(f"unknown language code {wanted!r} (use an ISO 639-1 code such as en, de, fr)")
         return wanted
 
-    def _run(self, part: np.ndarray, params: Any, progress: Callable[[int], None] | None, stage: str) -> None:
+    def _run(self, ctx: Any, part: np.ndarray, params: Any, progress: Callable[[int], None] | None,
+             stage: str) -> None:
         if progress is not None:
             params.print_progress = True  # the bindings call our callback only when this is on
             params.set_progress_callback(progress)
-        with self._captured_log() as lines, self.clock.stage(stage):
-            rc = self._pw.whisper_full(self._ctx, params, part, len(part))
+        with CPP_LOG.capture() as lines, self.clock.stage(stage):
+            rc = self._pw.whisper_full(ctx, params, part, len(part))
         if rc != 0:
-            errors = [t.strip() for level, t in lines if level == _LOG_ERROR]
+            errors = [t.strip() for level, t in lines if level == LOG_ERROR]
             raise ModelError(f"whisper.cpp failed (code {rc}){': ' + errors[-1] if errors else ''}", self.model_path)
 
-    def _full_params(self, language: str, prompt: str, temperature: float, fresh: bool = False) -> Any:
-        """whisper_full's parameters; ``fresh``: without the previous text as context. The
+    def _full_params(self, language: str, prompt: str, temperature: float, fresh: bool = False,
+                     threads: int = 0) -> Any:
+        """whisper_full's parameters (``threads``: 0 for all of them); ``fresh``: without the previous text as context. The
         encoder always sees a full 30 s window (``audio_ctx`` 0): a shorter one (the removed
         ``fit_encoder``) let whisper.cpp's DTW median filter abort the process
         (``filter_width < a->ne[2]``) on a 10.9 s piece of the dev calls put end to end."""
         pw, o = self._pw, self.options
         beam = o.beam_size > 1
         p = pw.whisper_full_default_params(pw.WHISPER_SAMPLING_BEAM_SEARCH if beam else pw.WHISPER_SAMPLING_GREEDY)
-        p.n_threads = o.effective_threads
+        p.n_threads = threads or o.effective_threads
         p.language = "" if language == "auto" else language
         p.translate = False
         p.no_context = fresh or not o.condition_on_previous_text
@@ -362,19 +385,23 @@ class WhisperEngine:
 
     def whisper_timings(self) -> dict[str, float]:
         """whisper.cpp's own counters since the last call (or the load), in seconds
-        (``timings.parse_print_timings``); resets them."""
-        with self._captured_log() as lines:
-            self._pw.whisper_print_timings(self._ctx)
-        self._pw.whisper_reset_timings(self._ctx)
-        return parse_print_timings("".join(t for _, t in lines))
+        (``timings.parse_print_timings``), summed over the contexts; resets them."""
+        total: dict[str, float] = {}
+        for ctx in self._contexts:
+            with CPP_LOG.capture() as lines:
+                self._pw.whisper_print_timings(ctx)
+            self._pw.whisper_reset_timings(ctx)
+            for key, value in parse_print_timings("".join(t for _, t in lines)).items():
+                total[key] = total.get(key, 0) + value
+        return total
 
-    def _segments(self, piece: SpeechPiece) -> list[AsrSegment]:
-        """Segments of the last whisper_full call on ``piece``, in file times."""
+    def _segments(self, ctx: Any, piece: SpeechPiece) -> list[AsrSegment]:
+        """Segments of the last whisper_full call on ``ctx`` (``piece``), in file times."""
         with self.clock.stage("words"):
-            return self._piece_segments(piece)
+            return self._piece_segments(ctx, piece)
 
-    def _piece_segments(self, piece: SpeechPiece) -> list[AsrSegment]:
-        pw, ctx = self._pw, self._ctx
+    def _piece_segments(self, ctx: Any, piece: SpeechPiece) -> list[AsrSegment]:
+        pw = self._pw
         eot = pw.whisper_token_eot(ctx)
         per_segment = [
             [d for d in (pw.whisper_full_get_token_data(ctx, s, t) for t in range(pw.whisper_full_n_tokens(ctx, s)))
@@ -387,14 +414,14 @@ class WhisperEngine:
             pieces = [Piece(pw.whisper_token_to_bytes(ctx, d.id), piece.to_file(a / 100),
                             piece.to_file(b / 100, end=True), float(d.p))
                       for d, (a, b) in zip(tokens, token_times)]
-            segment = self._segment(s, pieces)
+            segment = self._segment(ctx, s, pieces)
             if segment is not None:
                 out.append(segment)
         return out
 
-    def _segment(self, index: int, pieces: list[Piece]) -> AsrSegment | None:
+    def _segment(self, ctx: Any, index: int, pieces: list[Piece]) -> AsrSegment | None:
         """A segment spans its words (whisper.cpp's window times are coarser, and DTW moves words)."""
-        raw = self._pw.whisper_full_get_segment_text(self._ctx, index)
+        raw = self._pw.whisper_full_get_segment_text(ctx, index)
         text = bytes(raw).decode("utf-8", "replace").strip()
         if not self.options.keep_annotations and is_annotation(text):
             return None
@@ -472,25 +499,44 @@ def _monotonic(words: list[Word], duration: float) -> tuple[Word, ...]:
 
 
 class _ProgressTracker:
-    """Maps whisper.cpp's per-piece percentages onto the whole file; never goes backwards."""
+    """Maps whisper.cpp's per-piece percentages onto the whole file, pieces decoded at once
+    included (the share of samples done); never goes backwards."""
 
     def __init__(self, callback: Progress | None, total: int):
-        self.callback, self.total, self.last, self.started = callback, max(total, 1), -1, 0
+        self.callback, self.total, self.last = callback, max(total, 1), -1
+        self._done: dict[int, float] = {}  # samples done per piece
+        self._lock = threading.Lock()  # whisper.cpp calls back on each decoder's thread
 
-    def for_next(self, samples: int) -> Callable[[int], None] | None:
-        """The callback for the next piece of ``samples`` (pieces come in order)."""
-        start, self.started = self.started, self.started + samples
+    def for_piece(self, index: int, samples: int) -> Callable[[int], None] | None:
+        """The callback for piece ``index`` of ``samples`` samples."""
         if self.callback is None:
             return None
-        return lambda percent: self._report(int(100 * (start + samples * percent / 100) / self.total))
+
+        def report(percent: int) -> None:
+            self._done[index] = samples * percent / 100
+            self._report(int(100 * sum(self._done.values()) / self.total))
+
+        return report
 
     def _report(self, percent: int) -> None:
-        if self.callback is not None and percent > self.last:
-            self.last = percent
-            self.callback("transcribe", min(percent, 100), 100)
+        with self._lock:
+            if self.callback is not None and percent > self.last:
+                self.last = percent
+                self.callback("transcribe", min(percent, 100), 100)
 
     def done(self) -> None:
         self._report(100)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A piece to decode: of track ``track``, its audio ((samples,) float32), and whether it
+    is the track's first (the one ``initial_prompt`` conditions)."""
+
+    track: int
+    piece: SpeechPiece
+    audio: np.ndarray
+    first: bool
 
 
 @dataclass(frozen=True)
