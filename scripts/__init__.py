@@ -21,6 +21,7 @@ Diarization and the merge (cases in ``diarization_cases``; stereo calls in ``ste
     bench_diarize_pipeline   where diarization's time goes; what one embedding costs
     merge_benchmark          does the boundary repair help? word-level speaker accuracy
     measure_merge            which merge steps help? WDER per call per step; the second opinion's cost
+    outside_engines          a long call's time outside the models' runs: decoding, VAD, the merge, the writers
     measure_stereo           stereo calls, one party per channel: detection and the split path's DER
     calibrate_voices         the known-voice threshold, on the dev set
     measure_corpus           where the diarization error is on a corpus part: DER split and count, per condition
