@@ -42,7 +42,9 @@ def test_one_decoder_where_pieces_must_follow_one_another(tiny_en, sample_audio)
 
 
 def test_threads_are_shared_out_and_a_gpu_keeps_one_context(tiny_en):
-    with WhisperEngine(tiny_en.path, WhisperOptions(threads=3), model_name="tiny.en", info=tiny_en.info) as engine:
+    assert WhisperOptions(threads=4).effective_decoders == 2 and WhisperOptions(threads=1).effective_decoders == 1
+    with WhisperEngine(tiny_en.path, WhisperOptions(threads=3, decoders=3), model_name="tiny.en",
+                       info=tiny_en.info) as engine:
         assert engine._decoders(jobs=10) == 3 and engine._decoders(jobs=2) == 2
         assert [threads for _, threads in engine._decoder_contexts(2)] == [2, 1]
         engine.backend = replace(engine.backend, gpu_backend="Vulkan0")  # as if whisper.cpp ran on a GPU

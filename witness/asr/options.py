@@ -12,7 +12,7 @@ TIMESTAMP_MODES = ("token", "dtw")
 MAX_DECODERS = 8  # whisper.cpp's WHISPER_MAX_DECODERS: beams or candidates per window
 FALLBACKS = ("on-failure", "whisper.cpp")
 WINDOW_SECONDS = 30.0  # Whisper's decoding window
-AUTO_DECODERS = 4  # ``decoders`` 0: one per thread, at most this many copies of the model
+AUTO_DECODERS = 2  # ``decoders`` 0: one per thread, at most this many copies of the model
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,11 @@ class WhisperOptions:
     max_initial_timestamp: latest first timestamp of a window, seconds (1.0).
     timestamps: "dtw" (default) or "token". On the sample call, word edges against the human
         utterance edges were off by 0.18 s (start) / 0.11 s (end) on average (median 0.09 s /
-        0.10 s) with DTW and by 0.34 s / 0.36 s with whisper.cpp's token timestamps; DTW
-        costs ~1.4x the CPU time (scripts/asr_accuracy.py, scripts/asr_speed.py).
+        0.10 s) with DTW and by 0.34 s / 0.36 s with whisper.cpp's token timestamps. Token
+        timestamps (flash attention back on) save about a fifth of the CPU time, but their words
+        land a median 0.17 s (90th percentile 0.50 s) from DTW's, and more of them on the wrong
+        speaker: WDER on the sample call 6.25% against 2.50%, devcall_02 5.26% against 2.11%
+        (each digit a word), devcall_03 4.32% against 2.50% (scripts/end_to_end.py, issue 24).
     without_timestamps: decode without Whisper's segment timestamp tokens (off). Word times
         then come from DTW or token probabilities alone, and the audio goes to whisper.cpp
         in pieces of at most 30 s cut at quiet moments (one decoding window each), so a
@@ -69,8 +72,9 @@ class WhisperOptions:
     chunk_seconds: without the speech gate, the longest piece handed to whisper.cpp at once
         (600 s): bounds its memory.
     decoders: pieces decoded at once on the CPU, each by its own whisper.cpp context (a copy
-        of the model: +146 MiB for tiny.en) on an even share of ``threads``; 0: one per thread,
-        up to 4. One on a GPU, and with ``condition_on_previous_text``. whisper.cpp's decoder
+        of the model and its buffers: with DTW the ASR worker's peak went from 344 to 609 MiB
+        for tiny.en, 478 to 843 MiB for base) on an even share of ``threads``; 0: one per
+        thread, up to 2. One on a GPU, and with ``condition_on_previous_text``. whisper.cpp's decoder
         gains nothing from a second thread (its threads meet at every step of every token), its
         encoder nearly twice: on 2 cores, two 1-thread decoders took 16-17 s of wall time and
         30 CPU s where one 2-thread decoder took 23-26 s and 35 (scripts/asr_speed.py).
