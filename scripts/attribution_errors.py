@@ -19,6 +19,8 @@ merged instead (what Whisper's timings and the merge rule lose on their own).
 
     python scripts/measure_merge.py --calls DIR --cache CACHE     # the runs, once
     python scripts/attribution_errors.py --calls DIR --cache CACHE [-v] [--set opinion_margin=0.05]
+    python scripts/attribution_errors.py --calls DIR --cache CACHE --write OUT   # then, as witness scores:
+    python scripts/end_to_end.py --calls DIR --out OUT
 """
 
 from __future__ import annotations
@@ -145,6 +147,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], help="merge option NAME=VALUE (repeatable)")
     parser.add_argument("--oracle", action="store_true", help="also merge the reference turns")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per call")
+    parser.add_argument("--write", type=Path, help="also write each call's transcript so merged to WRITE/NAME.json")
     args = parser.parse_args()
     options = options_from(args.set)
     from witness.diarize.embedding import CamPlusPlusEmbedder
@@ -162,7 +165,11 @@ def main() -> None:
         words = sorted((replace(w, speaker=None) for w in transcript.words), key=lambda w: (w.start, w.end))
         centroids = dict(np.load(cached.with_suffix(".npz")))
         voices = CentroidVoices(load_audio(call).samples, embedder.embed, centroids) if options.second_opinion else None
-        labels = [w.speaker for w in merge(words, transcript.exclusive_turns, options, voices).words]
+        merged = merge(words, transcript.exclusive_turns, options, voices)
+        labels = [w.speaker for w in merged.words]
+        if args.write:
+            args.write.mkdir(parents=True, exist_ok=True)
+            (args.write / cached.name).write_text(replace(transcript, utterances=merged.utterances).to_json())
         plain, heard = _assign(words, sorted(transcript.exclusive_turns, key=lambda t: (t.start, t.end)),
                                options.gap_tolerance)
         ref, segments, kinds, ref_turns = reference(call)
