@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from witness.cli import main
-from witness.config import SCHEMA, Settings, apply_toml, load_settings, override, problem
+from witness.config import RETIRED, SCHEMA, Settings, apply_toml, load_settings, override, problem
 from witness.errors import InputError
 
 DEFAULT_TOML = Path(__file__).resolve().parents[1] / "config" / "default.toml"
@@ -47,8 +47,6 @@ def test_config_file_alone_without_a_user_file(tmp_path, monkeypatch):
     "table, message",
     [
         ({"merge": {"gap_tolerence": 1}}, "unknown setting 'merge.gap_tolerence'"),
-        # removed: whisper.cpp's DTW aborted the ASR worker on short windows with it
-        ({"whisper": {"fit_encoder": True}}, "unknown setting 'whisper.fit_encoder'"),
         ({"merge": {"repair": "yes"}}, "setting 'merge.repair' must be true or false, not \"yes\""),
         ({"merge": 3}, "must be a table"),
     ],
@@ -56,6 +54,13 @@ def test_config_file_alone_without_a_user_file(tmp_path, monkeypatch):
 def test_bad_settings_name_the_key(table, message):
     with pytest.raises(InputError, match=message):
         override(Settings(), table, "cfg.toml")
+
+
+@pytest.mark.parametrize("section, key", [key.split(".") for key in RETIRED])
+def test_a_retired_setting_is_ignored_with_a_warning(section, key, caplog):
+    """A config written for an earlier release still loads; the warning names the file and key."""
+    assert override(Settings(), {section: {key: 1}}, "old.toml") == Settings()
+    assert f"old.toml: setting '{section}.{key}' is ignored" in caplog.text
 
 
 def test_the_schema_names_every_setting_and_allows_the_defaults():

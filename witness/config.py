@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import tomllib
 import types
@@ -19,6 +20,8 @@ import typing
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
+
+log = logging.getLogger(__name__)
 
 from witness.accel.providers import NAMES as PROVIDER_NAMES
 from witness.asr.options import WHISPER_RULES, WhisperOptions
@@ -162,16 +165,27 @@ def apply_toml(settings: Settings, path: Path) -> Settings:
     return override(settings, table, str(path))
 
 
+# Settings a release dropped: a config file written for it still loads, with a warning saying
+# what took the setting's place (an unknown key is an error, so a typo is never ignored).
+RETIRED = {
+    "whisper.fit_encoder": "whisper.cpp's timestamps aborted on encoders fitted to short pieces; it is gone",
+    "merge.opinion_seconds": "the second opinion now judges every stretch in pieces of [merge] opinion_piece seconds",
+}
+
+
 def override(obj: Any, table: Mapping[str, Any], source: str, prefix: str = "", schema: Mapping[str, Any] = SCHEMA) -> Any:
     """A copy of dataclass ``obj`` with ``table``'s values (nested tables for nested
     dataclasses), each checked against its type and ``schema``: InputError naming
-    ``source``, the key and what it allows otherwise."""
+    ``source``, the key and what it allows otherwise; a ``RETIRED`` key is ignored with a warning."""
     known = {f.name: f for f in fields(obj)}
     hints = typing.get_type_hints(type(obj))
     changes: dict[str, Any] = {}
     for key, value in table.items():
         name = key.replace("-", "_")
         where = f"{prefix}{key}"
+        if f"{prefix}{name}" in RETIRED:
+            log.warning("%s: setting %r is ignored: %s", source, where, RETIRED[f"{prefix}{name}"])
+            continue
         if name not in known:
             raise InputError(f"unknown setting {where!r} (known: {', '.join(sorted(known))})", source)
         current = getattr(obj, name)
