@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from witness.diarize.clustering import filter_embeddings
-from witness.diarize.config import SplitConfig, config_for
+from witness.diarize.config import SpeakerBounds, SplitConfig, config_for
 from witness.diarize.mixed import mixed_windows
 from witness.diarize.pipeline import Diarizer
 from witness.diarize.split import embedded_turns, middle
@@ -52,3 +52,22 @@ def test_two_voices_in_one_local_speaker_are_found_where_both_talk(sample):
     only = [c for c, held in enumerate(inside) if len(held) == 1 and c <= 5]  # speaker90's first two turns
     assert both and mixed[both, 0].all()
     assert only and not mixed[only, 0].any()
+
+
+def test_leaving_mixed_windows_out_never_leaves_one_voice(default_models, sample_audio, monkeypatch):
+    """When the embeddings left out held the second voice (a quiet party flagged as mixed), the
+    second clustering finds one speaker; the first count stands. Faked: which windows are
+    flagged (all but two of the first speaker's), not the clustering."""
+    diarizer = Diarizer(default_models, config_for("campplus"))
+    windows = diarizer.embed_windows(sample_audio)
+    first = diarizer.cluster_windows(windows, SpeakerBounds(), len(sample_audio) / 16000)
+    assert first.found == 2
+
+    def all_but_two(segmentations, train, *_):
+        mixed = np.ones(segmentations.data.shape[::2], dtype=bool)
+        mixed[train.chunk_idx[:2], train.speaker_idx[:2]] = False
+        return mixed
+
+    monkeypatch.setattr("witness.diarize.pipeline.mixed_windows", all_but_two)
+    again = diarizer.cluster_windows(windows, SpeakerBounds(), len(sample_audio) / 16000, signal=sample_audio)
+    assert again.found == 2 and len({t.speaker for t in again.turns}) == 2

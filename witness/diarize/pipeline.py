@@ -316,6 +316,8 @@ class Diarizer:
         mixed = mixed_windows(windows.segmentations, train, pieces, normed, config.mixed_cosine)
         log.debug("window embeddings that mix two voices: %d of %d", int(mixed.sum()), len(train.chunk_idx))
         again = self._speaker_turns(windows, bounds, duration, report, mixed) if mixed.any() else found
+        if again.found == 1 < found.found:  # the embeddings left out held a voice of their own: keep the first count
+            again = found
         return replace(again, timings={**again.timings, "unmixing": time.perf_counter() - began})
 
     def _split(self, found: SpeakerTurns, signal: np.ndarray, merge: ScoreMerge, bounds: SpeakerBounds,
