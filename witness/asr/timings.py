@@ -10,6 +10,7 @@ fallback counts) into seconds.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -20,11 +21,13 @@ _FALLBACKS = re.compile(r"fallbacks =\s+(\d+) p /\s+(\d+) h")
 
 
 class StageClock:
-    """Wall seconds and counts per stage, added up until ``reset``."""
+    """Wall seconds and counts per stage, added up until ``reset`` (decoders running at once
+    add theirs from several threads)."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
         self.counts: dict[str, int] = defaultdict(int)
+        self._lock = threading.Lock()
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -32,8 +35,9 @@ class StageClock:
         try:
             yield
         finally:
-            self.seconds[name] += time.perf_counter() - start
-            self.counts[name] += 1
+            with self._lock:
+                self.seconds[name] += time.perf_counter() - start
+                self.counts[name] += 1
 
     def reset(self) -> None:
         self.seconds.clear()
