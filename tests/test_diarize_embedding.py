@@ -10,7 +10,7 @@ import pytest
 
 from witness.diarize.embedding import (
     CamPlusPlusEmbedder,
-    GE2EEmbedder, Ge2eOptions, WeSpeakerEmbedder, keep_frames, partial_starts)
+    GE2EEmbedder, embed_by_length, Ge2eOptions, WeSpeakerEmbedder, keep_frames, partial_starts)
 from witness.evaluate.oracle import alone_mask, cut_pieces, solo_intervals
 from witness.diarize.pooled_partials import PooledGE2E
 from witness.diarize.segmentation import (
@@ -261,6 +261,20 @@ def test_campplus_batches_equal_single_rows(campplus_onnx, sample_audio):
     batched = CamPlusPlusEmbedder(campplus_onnx, batch_size=16).embed(windows)
     single = CamPlusPlusEmbedder(campplus_onnx, batch_size=1).embed(windows)
     np.testing.assert_allclose(batched, single, atol=1e-5)
+
+
+def test_pieces_embedded_by_length_on_two_threads_are_each_alone(campplus, sample_audio):
+    """Pieces of the sample call grouped by filterbank frame count (20 of 3 s: calls of 16 + 4
+    rows; 1.2 s and 1.204 s, whose last samples the filterbank never reads; 0.3 s, too short)
+    and embedded on two threads: bit for bit what each gives alone, in the pieces' order."""
+    starts = [i * 20_000 for i in range(20)] + [150_000, 260_000, 300_000, 410_000]
+    lengths = [48_000] * 20 + [19_200, 19_264, 40_000, 4_800]
+    pieces = [sample_audio[s:s + n] for s, n in zip(starts, lengths)]
+    together = embed_by_length(campplus.embed, pieces, workers=2)
+    alone = [campplus.embed(piece[None])[0] for piece in pieces]
+    assert len(together) == len(pieces) and np.isnan(together[-1]).all()
+    for a, b in zip(together, alone):
+        assert np.array_equal(a, b, equal_nan=True)
 
 
 def test_campplus_features_of_the_kept_frames_only_are_those_of_the_whole_window(campplus, sample_audio, turns):

@@ -6,6 +6,7 @@ two digit readers share one local speaker in every window gets its four speakers
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from witness.audio import load_audio
@@ -89,6 +90,20 @@ def test_a_turn_given_to_the_wrong_voice_goes_back(reference, sample_audio, embe
     assert out.added == 0 and out.moved == 1
     result = diarization_error(list(reference), list(out.turns))
     assert result.missed + result.false_alarm + result.confusion == pytest.approx(14.70 - 14.49, abs=0.02)
+
+
+def test_turn_pieces_embedded_on_two_threads_split_as_one_by_one(reference, sample_audio, embedder):
+    """The pieces embedded by frame count on two threads (the pipeline's way) give the turns,
+    moves and centroids that embedding each piece alone gives."""
+    merge = score_merge(CAMPPLUS_CLUSTERING)
+    turns = one_label(reference)
+    one_by_one = split_speakers(turns, exclusive(turns), {}, sample_audio,
+                                lambda w: np.stack([embedder.embed(row[None])[0] for row in w]), merge, SplitConfig())
+    threaded = split_speakers(turns, exclusive(turns), {}, sample_audio, embedder.embed, merge, SplitConfig(), workers=2)
+    assert threaded.added == one_by_one.added == 1
+    assert (threaded.turns, threaded.exclusive_turns, threaded.moved) == (
+        one_by_one.turns, one_by_one.exclusive_turns, one_by_one.moved)
+    assert all(np.array_equal(threaded.centroids[k], one_by_one.centroids[k]) for k in one_by_one.centroids)
 
 
 def test_no_more_speakers_than_the_user_allows(reference, sample_audio, embedder):

@@ -42,16 +42,16 @@ def test_a_sentence_is_closest_to_its_own_speakers_voice(sample_call, sample_aud
 
 def test_pieces_of_one_frame_count_embedded_together_as_each_alone(sample_audio, campplus_onnx):
     """Regions whose pieces have the same number of filterbank frames (1.2 s and 1.204 s: the
-    filterbank never reads their last samples) are embedded in one batch: the vectors each gets alone."""
+    filterbank never reads their last samples) are embedded in one batch, on two threads: the
+    vectors, bit for bit, each gets alone."""
     embedder = CamPlusPlusEmbedder(campplus_onnx, min_clean_seconds=OPINION_MIN_SECONDS)
-    voices = CentroidVoices(sample_audio, embedder.embed, {})
+    voices = CentroidVoices(sample_audio, embedder.embed, {}, workers=2)
     regions = [(8.0, 9.2), (12.0, 13.204), (15.0, 17.0), (10.0, 10.02), (20.0, 21.2)]
     together = voices.vectors(regions)
     alone = [voices.vectors([region])[0] for region in regions]
     assert together[3] is None and alone[3] is None
     for a, b in zip(together, alone):
-        if a is not None:
-            assert np.allclose(a, b, atol=1e-5)
+        assert (a is None) == (b is None) and (a is None or np.array_equal(a, b))
 
 
 def _stm_words(segments):
@@ -78,7 +78,10 @@ def test_the_second_opinion_gives_back_a_sentence_the_turns_gave_to_the_wrong_sp
     plain = merge(words, exclusive_turns(turns), MergeOptions(second_opinion=False))
     wrong_before = [w.text for w, t in zip(plain.words, truth) if w.speaker != t]
     assert " ".join(wrong_before).startswith("And I'm Sheila in Texas, originally from Chicago.")
-    result = merge(words, exclusive_turns(turns), voices=CentroidVoices(sample_audio, embedder.embed, centroids))
+    result = merge(words, exclusive_turns(turns), voices=CentroidVoices(sample_audio, embedder.embed, centroids,
+                                                                         workers=2))
+    one_by_one = CentroidVoices(sample_audio, lambda w: np.stack([embedder.embed(row[None])[0] for row in w]), centroids)
+    assert merge(words, exclusive_turns(turns), voices=one_by_one).words == result.words  # the same, on one thread
     assert [w.speaker for w in result.words] == [
         w.speaker if w.text not in "And I'm Sheila in Texas, originally from Chicago.".split() or not 14.4 < w.start < 17.8
         else "Sheila" for w in plain.words]

@@ -297,6 +297,9 @@ class RuntimeOptions:
     blas_threads: numpy's BLAS threads during a run (1: with OpenBLAS's default pool a run
         took 1.5x as long on this 2-core machine, scripts/bench_diarize_pipeline.py); None
         leaves BLAS alone.
+    piece_workers: after segmentation, the turn pieces the split embeds (``split``) are
+        embedded this many at once (2: the segmentation's core is free by then; the vectors
+        are the same on any number).
     """
 
     segmentation_providers: tuple[Any, ...] = CPU
@@ -307,3 +310,4 @@ class RuntimeOptions:
     windows_per_batch: int = 8
     queue_batches: int = 4
     blas_threads: int | None = 1
+    piece_workers: int = 2

@@ -25,6 +25,7 @@ Rows come back L2-normalised, (N, dimension) float32 (256 for GE2E and WeSpeaker
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
@@ -204,6 +205,34 @@ def run_in_batches(session: LazySession, input_name: str, feats: np.ndarray, bat
     for first in range(0, len(feats), batch_size):
         (vectors,) = session.run({input_name: np.asarray(feats[first:first + batch_size], np.float32)})
         out[first:first + len(vectors)] = unit_rows(vectors.reshape(len(vectors), -1))
+    return out
+
+
+def embed_by_length(embed: Callable[[np.ndarray], np.ndarray], pieces: Sequence[np.ndarray], workers: int = 1,
+                    rows_per_call: int = 16) -> list[np.ndarray]:
+    """Each piece's embedding by a Kaldi-filterbank model's ``embed`` ((N, samples) float32 ->
+    (N, dim), NaN rows where too short): pieces (1-D float32 samples) with the same number of
+    filterbank frames are embedded together, up to ``rows_per_call`` at a time, the samples
+    after a piece's last whole frame (which the filterbank never reads) left out; the calls
+    run on ``workers`` threads, the longest first (ONNX Runtime lets go of the GIL). A row's
+    embedding is the same, bit for bit, alone or in a batch, on one thread or several
+    (tests/test_diarize_embedding.py). Returns (dim,) float32 rows in the pieces' order."""
+    groups: dict[int, list[int]] = {}
+    for k, piece in enumerate(pieces):
+        framed = len(piece) - (len(piece) - FBANK_FRAME) % FBANK_HOP if len(piece) >= FBANK_FRAME else len(piece)
+        groups.setdefault(framed, []).append(k)
+    calls = sorted(((framed, index[i:i + rows_per_call]) for framed, index in groups.items()
+                    for i in range(0, len(index), rows_per_call)), key=lambda call: -call[0] * len(call[1]))
+
+    def run(call: tuple[int, list[int]]) -> np.ndarray:
+        framed, index = call
+        return np.asarray(embed(np.stack([np.asarray(pieces[k][:framed], np.float32) for k in index])), np.float32)
+
+    out: list[np.ndarray] = [np.empty(0, np.float32)] * len(pieces)
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        for (_, index), vectors in zip(calls, pool.map(run, calls)):
+            for k, vector in zip(index, vectors):
+                out[k] = vector
     return out
 
 

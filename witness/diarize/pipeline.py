@@ -310,7 +310,8 @@ class Diarizer:
         (``mixed.mixed_windows``, from the long turns' pieces, which land in ``known``)."""
         began = time.perf_counter()
         config = self.config.split
-        long, normed = embedded_turns(found.exclusive_turns, signal, self.embedder.embed, config, known)
+        long, normed = embedded_turns(found.exclusive_turns, signal, self.embedder.embed, config, known,
+                                      self.runtime.piece_workers)
         pieces = np.array([middle(t, config.turn_seconds) for t in long]).reshape(-1, 2)
         train = filter_embeddings(windows.embeddings, windows.segmentations, self.config.clustering.min_active_ratio)
         mixed = mixed_windows(windows.segmentations, train, pieces, normed, config.mixed_cosine)
@@ -326,7 +327,7 @@ class Diarizer:
         began = time.perf_counter()
         report("splitting", 0, 1)
         split = split_speakers(found.turns, found.exclusive_turns, found.centroids, signal, self.embedder.embed,
-                               merge, self.config.split, bounds.high, known)
+                               merge, self.config.split, bounds.high, known, self.runtime.piece_workers)
         report("splitting", 1, 1)
         log.debug("second look at the speakers: %d split off, %d turns moved", split.added, split.moved)
         timings = {**found.timings, "splitting": time.perf_counter() - began}

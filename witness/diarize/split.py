@@ -25,6 +25,7 @@ import numpy as np
 
 from witness.diarize.clustering import ScoreMerge, ahc, merge_by_snorm, normalized
 from witness.diarize.config import SplitConfig
+from witness.diarize.embedding import embed_by_length
 from witness.diarize.features import SAMPLE_RATE
 from witness.transcript import Turn, speakers_in_order
 
@@ -72,16 +73,19 @@ def middle(turn: Turn, seconds: float) -> tuple[float, float]:
 
 
 def embedded_turns(exclusive: tuple[Turn, ...], signal: np.ndarray, embed: Embed, config: SplitConfig,
-                   known: dict[tuple[float, float], np.ndarray] | None = None) -> tuple[list[Turn], np.ndarray]:
+                   known: dict[tuple[float, float], np.ndarray] | None = None,
+                   workers: int = 1) -> tuple[list[Turn], np.ndarray]:
     """The exclusive turns of at least ``min_turn`` seconds that could be embedded (in time
     order) and their (n, dim) unit embeddings, each of its ``middle``; ``known`` (piece ->
-    embedding) saves embedding a piece twice and gains the new ones."""
+    embedding) saves embedding a piece twice and gains the new ones. The new pieces are
+    embedded on ``workers`` threads (``embedding.embed_by_length``: the same vectors as one
+    by one)."""
     known = {} if known is None else known
     long = sorted((t for t in exclusive if t.duration >= config.min_turn), key=lambda t: t.start)
     pieces = [middle(t, config.turn_seconds) for t in long]
-    for a, b in pieces:
-        if (a, b) not in known:
-            known[(a, b)] = embed(np.asarray(signal[int(a * SAMPLE_RATE):int(b * SAMPLE_RATE)], dtype=np.float32)[None])[0]
+    new = [p for p in dict.fromkeys(pieces) if p not in known]
+    audio = [signal[int(a * SAMPLE_RATE):int(b * SAMPLE_RATE)] for a, b in new]
+    known.update(zip(new, embed_by_length(embed, audio, workers)))
     if not long:
         return [], np.empty((0, 0))
     vectors = np.stack([known[p] for p in pieces])
@@ -174,17 +178,18 @@ def _split(look: _Look, speaker: str, merge: ScoreMerge, config: SplitConfig, ro
 
 def split_speakers(turns: tuple[Turn, ...], exclusive: tuple[Turn, ...], centroids: Mapping[str, np.ndarray],
                    signal: np.ndarray, embed: Embed, merge: ScoreMerge, config: SplitConfig = SplitConfig(),
-                   most: float = float("inf"), known: dict[tuple[float, float], np.ndarray] | None = None
-                   ) -> SplitTurns:
+                   most: float = float("inf"), known: dict[tuple[float, float], np.ndarray] | None = None,
+                   workers: int = 1) -> SplitTurns:
     """Split each speaker whose long exclusive turns are separate voices, then move the turns
     that are closer to another speaker (module docstring).
 
     turns, exclusive: the diarization's regular and exclusive turns; centroids by label;
     signal: (n,) float32 16 kHz; merge: the clustering's s-norm rule; most: the largest number
-    of speakers allowed; known: pieces embedded before (``embedded_turns``).
+    of speakers allowed; known: pieces embedded before, workers: threads that embed
+    (``embedded_turns``).
     """
     speakers = speakers_in_order(t.speaker for t in turns)
-    long, normed = embedded_turns(exclusive, signal, embed, config, known)
+    long, normed = embedded_turns(exclusive, signal, embed, config, known, workers)
     look = _Look(turns, exclusive, long, normed, [t.speaker for t in long])
     centroids, split = dict(centroids), []
     for speaker in speakers:

@@ -211,7 +211,9 @@ class Orchestrator:
 
             model = self.engine_jobs().diarization.models.embedding_path
             self._embed = CamPlusPlusEmbedder(model, min_clean_seconds=OPINION_MIN_SECONDS).embed
-        return CentroidVoices(audio.open(), self._embed, diarization.centroids, OPINION_MIN_SECONDS)
+        # as many embeddings at once as diarization runs ONNX models: the engines are done with this file
+        return CentroidVoices(audio.open(), self._embed, diarization.centroids, OPINION_MIN_SECONDS,
+                              workers=max(1, self.plan.onnx_threads))
 
     def worker(self, name: str) -> Worker:
         """The engine's worker, started (loading its model on its first job) when there is
