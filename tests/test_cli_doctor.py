@@ -39,11 +39,11 @@ def test_doctor_reports_devices_models_and_the_plan(models_dir, default_models, 
     assert report["gpus"] == [gpu.to_dict()]
     assert "CPUExecutionProvider" in report["onnxruntime"]["providers"]
     assert report["onnxruntime"]["models"]["segmentation"]["provider"] == "cpu"
-    assert report["whisper_cpp"]["model"] == "tiny.en" and report["whisper_cpp"]["device"] == "cpu"
+    assert report["whisper_cpp"]["model"] == "tiny.en-q8_0" and report["whisper_cpp"]["device"] == "cpu"
     assert any(f["name"] == "silero-vad.onnx" for f in report["models"][str(models_dir)])
     assert report["plan"]["mode"] in ("serial", "parallel") and report["plan"]["reasons"]
-    need = report["vram_need"]  # tiny.en (greedy: one decoder) and the default diarization models on a GPU, + 25%
-    assert need["total_gib"] == 1.7 and need["floor_gib"] == 2.2
+    need = report["vram_need"]  # tiny.en-q8_0 (greedy: one decoder) and the default diarization models on a GPU, + 25%
+    assert need["total_gib"] == 1.67 and need["floor_gib"] == 2.1
 
 
 def test_doctor_says_which_diarization_models_a_run_would_use_and_warns_of_fallbacks(
@@ -66,14 +66,14 @@ def test_doctor_text_form(models_dir, default_models):
     result = CliRunner().invoke(main, ["doctor", "--models-dir", str(models_dir), "--device", "cpu"])
     assert result.exit_code == 0
     assert "Plan: " in result.stdout and "whisper.cpp:" in result.stdout
-    assert "the plan asks 2.2 GiB free" in result.stdout
+    assert "the plan asks 2.1 GiB free" in result.stdout  # tiny.en-q8_0 beside diarization
 
 
 def test_warmup_prepares_every_model(models_dir, default_models):
     result = CliRunner().invoke(main, ["warmup", "--models-dir", str(models_dir), "--device", "cpu"])
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines == ["whisper model tiny.en ready on cpu", "segmentation model ready on cpu",
+    assert lines == ["whisper model tiny.en-q8_0 ready on cpu", "segmentation model ready on cpu",
                      "embedding model ready on cpu"]
 
 

@@ -51,7 +51,7 @@ def test_parallel_and_serial_give_identical_transcripts(by_mode):
 def test_the_transcript_says_what_ran_where(by_mode):
     t = by_mode["serial"]
     assert t.speakers == ("SPEAKER_00", "SPEAKER_01")
-    assert t.engines["asr"]["model"] == "tiny.en" and t.engines["asr"]["device"] == "cpu"
+    assert t.engines["asr"]["model"] == "tiny.en-q8_0" and t.engines["asr"]["device"] == "cpu"
     assert t.engines["diarization"]["path"] == "segmentation"
     assert t.engines["diarization"]["providers"] == {"segmentation": "cpu", "embedding": "cpu"}
     assert {"decode", "asr", "diarization", "merge", "total"} <= set(t.timings)

@@ -75,7 +75,7 @@ class ModelSettings:
 class AsrSettings:
     """Which Whisper model (how it decodes, and on which device, is in [whisper])."""
 
-    model: str = "tiny.en"  # a name from `witness models list`, an imported name, or a ggml file
+    model: str = "tiny.en-q8_0"  # a name from `witness models list`, an imported name, or a ggml file
 
 
 @dataclass(frozen=True)

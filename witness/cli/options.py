@@ -199,8 +199,8 @@ def voices_option(function):
 def engine_options(function):
     """The options transcribe and batch share: models, devices, plan, speakers."""
     decorators = [
-        click.option("--model", metavar="NAME", help="Whisper model: tiny.en (default, bundled), base, small.en, "
-                     "large-v3-turbo…, a quantised one (tiny.en-q8_0), an imported name, or a ggml file. "
+        click.option("--model", metavar="NAME", help="Whisper model: tiny.en-q8_0 (default; converted offline from the "
+                     "bundled tiny.en), tiny.en, base, small.en, large-v3-turbo…, an imported name, or a ggml file. "
                      f"Measured here: {ladder_help()}. `witness doctor` recommends one. E.g. --model base."),
         click.option("--language", metavar="CODE", help="Spoken language (ISO 639-1, e.g. de), or auto. "
                      "English-only models always use en."),
