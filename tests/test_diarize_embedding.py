@@ -264,11 +264,11 @@ def test_campplus_batches_equal_single_rows(campplus_onnx, sample_audio):
 
 
 def test_pieces_embedded_by_length_on_two_threads_are_each_alone(campplus, sample_audio):
-    """Pieces of the sample call grouped by filterbank frame count (20 of 3 s: calls of 16 + 4
-    rows; 1.2 s and 1.204 s, whose last samples the filterbank never reads; 0.3 s, too short)
-    and embedded on two threads: bit for bit what each gives alone, in the pieces' order."""
-    starts = [i * 20_000 for i in range(20)] + [150_000, 260_000, 300_000, 410_000]
-    lengths = [48_000] * 20 + [19_200, 19_264, 40_000, 4_800]
+    """Pieces of the sample call grouped by filterbank frame count (6 of 3 s, one a call; 8 of
+    1.2 s and one of 1.204 s, whose last samples the filterbank never reads: calls of 3 + 3 + 3;
+    0.3 s, too short) and embedded on two threads: bit for bit what each gives alone, in order."""
+    starts = [i * 60_000 for i in range(6)] + [i * 40_000 for i in range(9)] + [300_000, 410_000]
+    lengths = [48_000] * 6 + [19_200] * 8 + [19_264, 40_000, 4_800]
     pieces = [sample_audio[s:s + n] for s, n in zip(starts, lengths)]
     together = embed_by_length(campplus.embed, pieces, workers=2)
     alone = [campplus.embed(piece[None])[0] for piece in pieces]

@@ -209,10 +209,11 @@ def run_in_batches(session: LazySession, input_name: str, feats: np.ndarray, bat
 
 
 def embed_by_length(embed: Callable[[np.ndarray], np.ndarray], pieces: Sequence[np.ndarray], workers: int = 1,
-                    rows_per_call: int = 16) -> list[np.ndarray]:
+                    frames_per_call: int = 400) -> list[np.ndarray]:
     """Each piece's embedding by a Kaldi-filterbank model's ``embed`` ((N, samples) float32 ->
     (N, dim), NaN rows where too short): pieces (1-D float32 samples) with the same number of
-    filterbank frames are embedded together, up to ``rows_per_call`` at a time, the samples
+    filterbank frames are embedded together, up to ``frames_per_call`` frames a call (at least
+    one piece: CAM++ gains nothing from more, and its activations grow with them), the samples
     after a piece's last whole frame (which the filterbank never reads) left out; the calls
     run on ``workers`` threads, the longest first (ONNX Runtime lets go of the GIL). A row's
     embedding is the same, bit for bit, alone or in a batch, on one thread or several
@@ -221,8 +222,11 @@ def embed_by_length(embed: Callable[[np.ndarray], np.ndarray], pieces: Sequence[
     for k, piece in enumerate(pieces):
         framed = len(piece) - (len(piece) - FBANK_FRAME) % FBANK_HOP if len(piece) >= FBANK_FRAME else len(piece)
         groups.setdefault(framed, []).append(k)
-    calls = sorted(((framed, index[i:i + rows_per_call]) for framed, index in groups.items()
-                    for i in range(0, len(index), rows_per_call)), key=lambda call: -call[0] * len(call[1]))
+    calls = []
+    for framed, index in groups.items():
+        rows = max(1, frames_per_call // max(1, 1 + (framed - FBANK_FRAME) // FBANK_HOP))
+        calls += [(framed, index[i:i + rows]) for i in range(0, len(index), rows)]
+    calls.sort(key=lambda call: -call[0] * len(call[1]))
 
     def run(call: tuple[int, list[int]]) -> np.ndarray:
         framed, index = call
