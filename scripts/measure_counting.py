@@ -13,6 +13,7 @@ embeds the long turns again each time) and scoring.
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --write-cohort    # the shipped cohort
     PYTHONPATH=. python scripts/measure_counting.py --sets check -v               # the verdict
     PYTHONPATH=. python scripts/measure_counting.py --sets dev -v --no-split      # without the split
+    PYTHONPATH=. python scripts/measure_counting.py --sets tune --oracle leave    # a perfect mixed-window detector
     PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav [--bench-cohort none] [--no-split]  # time, RSS
 
 Sets: ``dev`` (the sample call and the 7 dev-set files), ``devlong`` (the dev set
@@ -23,6 +24,7 @@ concatenated to 20 minutes, 21 people), ``tune`` and ``check`` (the corpus parts
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import itertools
 import os
@@ -37,11 +39,12 @@ import numpy as np
 from scripts import SAMPLE_CALL, SHARED
 from scripts.diarization_cases import der_parts, long_case
 from witness.audio import SAMPLE_RATE, load_audio, write_wav
-from witness.diarize import clustering as clustering_module
+from witness.diarize import clustering as clustering_module, pipeline as pipeline_module
 from witness.diarize.clustering import filter_embeddings, load_cohort, normalized
 from witness.diarize.config import ClusteringConfig, SpeakerBounds, config_for
 from witness.diarize.pipeline import Diarizer, WindowEmbeddings
-from witness.diarize.segmentation import WINDOW_SAMPLES
+from witness.diarize.masks import embedding_masks
+from witness.diarize.segmentation import WINDOW_SAMPLES, cut_windows, window_starts
 from witness.diarize.windows import Segmentations, SlidingWindow
 from witness.evaluate import diarization_error
 from witness.models.diarization_choice import choose_models
@@ -122,28 +125,88 @@ def cached_windows(diarizer: Diarizer, item: Item, cache: Path) -> WindowEmbeddi
     return windows
 
 
+def _reference_frames(seg: Segmentations, item: Item) -> tuple[np.ndarray, list[str]]:
+    """(frames, reference speakers) float32 1 where each reference speaker talks, and their names."""
+    names = sorted({t.speaker for t in item.reference})
+    ref = np.zeros((seg.num_frames, len(names)), dtype=np.float32)
+    for t in item.reference:
+        first, last = seg.frames.closest_frame(t.start), seg.frames.closest_frame(t.end)
+        ref[max(0, first):max(0, last), names.index(t.speaker)] = 1
+    return ref, names
+
+
+def _reference_votes(windows: WindowEmbeddings, item: Item):
+    """The training set; per training embedding its lone frames' votes (n, reference speakers):
+    how many of them each reference speaker talks in, and (n,) how many lone frames it has;
+    also the speakers' names."""
+    seg = windows.segmentations
+    train = filter_embeddings(windows.embeddings, seg)
+    ref, names = _reference_frames(seg, item)
+    data = np.nan_to_num(seg.data)
+    alone = data.sum(axis=2) == 1
+    votes = np.zeros((len(train.chunk_idx), len(names)), dtype=np.float32)
+    lone = np.zeros(len(train.chunk_idx), dtype=np.int64)
+    for i, (c, s) in enumerate(zip(train.chunk_idx, train.speaker_idx)):
+        first = seg.chunk_start_frame(int(c))
+        mine = (data[c, :, s] > 0) & alone[c]
+        votes[i], lone[i] = ref[first:first + len(mine)][mine[:len(ref) - first]].sum(axis=0), mine.sum()
+    return train, votes, lone, names
+
+
 def reference_labels(windows: WindowEmbeddings, item: Item, min_purity: float = 0.8):
     """The training embeddings (n, dim) and the reference speaker of each (n,) int, -1 where
     under ``min_purity`` of the local speaker's lone frames belong to one reference speaker;
     also the chunk of each and the reference speaker names."""
-    seg = windows.segmentations
-    train = filter_embeddings(windows.embeddings, seg)
-    names = sorted({t.speaker for t in item.reference})
-    frames = seg.frames
-    ref = np.zeros((seg.num_frames, len(names)), dtype=np.float32)
-    for t in item.reference:
-        first, last = frames.closest_frame(t.start), frames.closest_frame(t.end)
-        ref[max(0, first):max(0, last), names.index(t.speaker)] = 1
-    data = np.nan_to_num(seg.data)
-    alone = data.sum(axis=2) == 1
-    labels = np.full(len(train.chunk_idx), -1, dtype=np.int64)
-    for i, (c, s) in enumerate(zip(train.chunk_idx, train.speaker_idx)):
-        first = seg.chunk_start_frame(int(c))
-        mine = (data[c, :, s] > 0) & alone[c]
-        votes = ref[first:first + len(mine)][mine[:len(ref) - first]].sum(axis=0)
-        if votes.sum() and votes.max() >= min_purity * mine.sum():
-            labels[i] = int(np.argmax(votes))
+    train, votes, lone, names = _reference_votes(windows, item)
+    pure = (votes.sum(axis=1) > 0) & (votes.max(axis=1, initial=0) >= min_purity * lone)
+    labels = np.where(pure, np.argmax(votes, axis=1) if len(names) else 0, -1).astype(np.int64)
     return train.embeddings, labels, train.chunk_idx, names
+
+
+def reference_mixed(windows: WindowEmbeddings, item: Item, min_purity: float = 0.8) -> np.ndarray:
+    """(chunks, local speakers) bool: the training embeddings whose lone frames are under
+    ``min_purity`` one reference speaker where any talks (what a perfect detector of mixed
+    embeddings flags)."""
+    train, votes, _, _ = _reference_votes(windows, item)
+    mixed = np.zeros(windows.segmentations.data.shape[::2], dtype=bool)
+    flagged = (votes.sum(axis=1) > 0) & (votes.max(axis=1, initial=0) < min_purity * votes.sum(axis=1))
+    mixed[train.chunk_idx[flagged], train.speaker_idx[flagged]] = True
+    return mixed
+
+
+def reference_split(diarizer: Diarizer, windows: WindowEmbeddings, item: Item, signal: np.ndarray,
+                    min_frames: int = 30) -> WindowEmbeddings:
+    """``windows`` with each ``reference_mixed`` local speaker cut in two by the reference (a
+    perfect splitter): its frames where only its second reference speaker talks become an
+    extra local speaker (local speakers 3-5), when both parts keep ``min_frames``; both parts
+    are embedded again as the pipeline embeds windows."""
+    seg = windows.segmentations
+    chunks, frames, local = seg.data.shape
+    ref, _ = _reference_frames(seg, item)
+    ref = np.concatenate([ref, np.zeros((frames, ref.shape[1]), dtype=np.float32)])
+    data = np.concatenate([np.nan_to_num(seg.data), np.zeros_like(seg.data)], axis=2)
+    embeddings = np.concatenate([windows.embeddings, np.full_like(windows.embeddings, np.nan)], axis=1)
+    changed = []
+    for c, s in zip(*np.nonzero(reference_mixed(windows, item))):
+        active = data[c, :, s] > 0
+        heard = ref[seg.chunk_start_frame(int(c)):][:frames]
+        if heard.shape[1] < 2:
+            continue
+        first, second = np.argsort(-heard[active].sum(axis=0))[:2]
+        part = active & (heard[:, second] > 0) & (heard[:, first] == 0)
+        if part.sum() >= min_frames and (active & ~part).sum() >= min_frames:
+            data[c, :, s], data[c, :, local + s] = active & ~part, part
+            changed += [(c, s), (c, local + s)]
+    if changed:
+        min_clean = frames * diarizer.embedder.min_clean_seconds * SAMPLE_RATE / WINDOW_SAMPLES
+        masks, _ = embedding_masks(data, min_clean)
+        starts = window_starts(len(signal), int(round(diarizer.config.segmentation.window_step * SAMPLE_RATE)))
+        rows, speakers = (np.array(x) for x in zip(*changed))
+        for at in range(0, len(rows), 32):
+            r, s = rows[at:at + 32], speakers[at:at + 32]
+            embeddings[r, s] = diarizer.embedder.embed(cut_windows(signal, starts[r]), masks[r, s])
+    return WindowEmbeddings(Segmentations(data, seg.window, seg.frame_step, seg.frame_duration),
+                            embeddings, windows.timings)
 
 
 def centroid_scores(embeddings: np.ndarray, labels: np.ndarray) -> tuple[list[float], list[float]]:
@@ -272,6 +335,17 @@ def _cohort_without(item: Item, cohort: str):
         clustering_module.load_cohort = load_cohort
 
 
+@contextmanager
+def _oracle_unmixing(windows: WindowEmbeddings, item: Item):
+    """While open, the unmixing step leaves out exactly the ``reference_mixed`` embeddings."""
+    found = pipeline_module.mixed_windows
+    pipeline_module.mixed_windows = lambda *args, **kwargs: reference_mixed(windows, item)
+    try:
+        yield
+    finally:
+        pipeline_module.mixed_windows = found
+
+
 def eigengap_count(embeddings: np.ndarray, keep: float = 0.3, most: int = 12) -> int:
     """Speakers by the largest eigengap of the pruned cosine affinity's normalised Laplacian
     (3D-Speaker's spectral recipe: each row keeps its ``keep`` share of highest scores)."""
@@ -322,9 +396,11 @@ COUNTERS = {"eigengap": lambda emb, clustering: eigengap_count(emb),
 
 
 def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label: str, verbose: bool,
-          counter: str | None = None) -> None:
+          counter: str | None = None, oracle: str | None = None) -> None:
     """Count and strict DER of ``clustering`` per file (verbose), per condition and per set;
-    with ``counter`` (``COUNTERS``), the count it estimates is forced on the clustering."""
+    with ``counter`` (``COUNTERS``), the count it estimates is forced on the clustering; with
+    ``oracle`` "leave" the unmixing leaves out exactly the truly mixed embeddings, with "split"
+    they are cut in two by the reference (``reference_split``) before clustering."""
     run = Diarizer(diarizer.models, replace(diarizer.config, clustering=clustering))
     tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
     began = time.perf_counter()
@@ -334,9 +410,12 @@ def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label:
         if counter:
             train = filter_embeddings(windows.embeddings, windows.segmentations, clustering.min_active_ratio)
             bounds = SpeakerBounds(num_speakers=COUNTERS[counter](train.embeddings, clustering))
-        signal = load_audio(item.wav).samples if run.config.split else None
-        with _cohort_without(item, clustering.cohort):
-            out = run.cluster_windows(windows, bounds, item.duration, signal=signal)
+        signal = load_audio(item.wav).samples if run.config.split or oracle == "split" else None
+        if oracle == "split":
+            windows = reference_split(run, windows, item, signal)
+        with _cohort_without(item, clustering.cohort), (
+                _oracle_unmixing(windows, item) if oracle == "leave" else contextlib.nullcontext()):
+            out = run.cluster_windows(windows, bounds, item.duration, signal=signal if run.config.split else None)
         found = len({t.speaker for t in out.turns})
         error, total = der_parts(item.reference, out.turns)["strict"]
         confusion = diarization_error(list(item.reference), list(out.turns)).confusion
@@ -370,6 +449,8 @@ def main() -> None:
     parser.add_argument("--no-split", action="store_true", help="without the turn-by-turn split (the rule before)")
     parser.add_argument("--mixed-cosines", help="comma-separated split.mixed_cosine values ('none': mixed window "
                                                 "embeddings not looked for)")
+    parser.add_argument("--oracle", choices=("leave", "split"), help="the truly mixed window embeddings (reference "
+                        "turns) left out by the unmixing, or cut in two by the reference and embedded again")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per file")
     args = parser.parse_args()
     if args.bench:
@@ -396,8 +477,9 @@ def main() -> None:
                 "threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty"))
             label += f", mixed_cosine {run.config.split.mixed_cosine}" if run.config.split else ", no split"
             for counter in args.counters.split(",") if args.counters else [None]:
-                score(run, items, args.cache, clustering, label + (f", count by {counter}" if counter else ""),
-                      args.verbose, counter)
+                named = (label + (f", count by {counter}" if counter else "")
+                         + (f", oracle {args.oracle}" if args.oracle else ""))
+                score(run, items, args.cache, clustering, named, args.verbose, counter, args.oracle)
 
 
 def bench(wav: Path, cohort: str, split: bool = True) -> None:
