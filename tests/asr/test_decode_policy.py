@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from tests.asr.conftest import normal
+from witness.asr.guards import LoopOptions, loop_reason
 from witness.asr.timings import parse_print_timings
 from witness.asr.whisper import WhisperEngine, WhisperOptions
 
@@ -54,6 +55,26 @@ def test_noise_gives_no_words_either_way(tiny_en, sample_audio):
     for fallback in ("on-failure", "whisper.cpp"):
         with WhisperEngine(tiny_en.path, WhisperOptions(threads=2, fallback=fallback), model_name="tiny.en") as engine:
             assert engine.transcribe(noisy).words == ()
+
+
+def test_a_failure_the_first_hotter_pass_repeats_word_for_word_ends_the_ladder(tiny_en, sample_audio, monkeypatch):
+    """Every text counts as a loop here (the guard's thresholds at zero), so the piece goes up
+    the ladder; clear speech sampled at T=0.2 says what the greedy pass said, so that repetition
+    is taken as said: no third pass, and the greedy words are kept."""
+    import witness.asr.whisper as whisper
+
+    always = LoopOptions(compression_ratio=0.0, min_words=1)
+    monkeypatch.setattr(whisper, "loop_reason", lambda text, seconds: loop_reason(text, seconds, always))
+    clip = sample_audio[17 * SR: 22 * SR]  # "Oh, I'm originally from Chicago also. I'm in New Jersey now though."
+    with WhisperEngine(tiny_en.path, WhisperOptions(threads=2), model_name="tiny.en") as engine:
+        result = engine.transcribe(clip)
+        passes = dict(engine.clock.counts)
+    assert passes["first pass"] == passes["fallback T=0.2"] == 1 and "fallback T=0.4" not in passes
+    assert result.info.stats.redecoded == 1
+    with WhisperEngine(tiny_en.path, WhisperOptions(threads=2, redecode_loops=False), model_name="tiny.en") as engine:
+        greedy = engine.transcribe(clip)
+    assert [w.text for w in result.words] == [w.text for w in greedy.words]
+    assert "Jersey" in " ".join(w.text for w in greedy.words)
 
 
 def test_print_timings_are_read():

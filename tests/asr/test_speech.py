@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from witness.asr.guards import collapse_repeats, compression_ratio, is_silence_phrase, longest_run, loop_reason
+from witness.asr.guards import (LoopOptions, collapse_repeats, compression_ratio, is_silence_phrase, longest_run,
+                                 loop_reason, words_agree)
 from witness.asr.speech import GateOptions, SpeechPiece, plan_pieces, speech_share, whole_file_pieces
 
 SR = 16000
@@ -98,6 +99,16 @@ def test_loops_are_recognised():
     assert loop_reason("short text", 0.1) is None  # too few words to judge
     assert longest_run("a b a b a b c".split(), 4) == 3
     assert compression_ratio("") == 0.0
+
+
+def test_a_repetition_that_is_said_comes_back_in_the_same_words():
+    """What the ladder compares (on the 30-minute corpus call a recurring read sentence agreed
+    0.98 with itself decoded hotter; decoder loops in noisy calls 0.20-0.43)."""
+    said = "he thought himself that persons in her view were simple and homogenous organisms".split() * 2
+    again = [("homogeneous" if w == "homogenous" else w) for w in said]
+    assert words_agree(said, said) == 1.0 and words_agree([], []) == 1.0
+    assert words_agree(said, again) >= LoopOptions.said_again > words_agree(said, ["well"] * 20 + said[:6])
+    assert words_agree(said, []) == 0.0
 
 
 def test_silence_phrases_and_repeats():

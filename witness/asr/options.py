@@ -61,7 +61,8 @@ class WhisperOptions:
     fallback: who decides that a piece is decoded again. "on-failure" (the default): whisper.cpp
         decodes at one temperature per call, and a piece whose text loops (``redecode_loops``)
         is decoded again one candidate (``best_of``) at a time at each hotter temperature
-        until one does not. "whisper.cpp": its own fallback inside each call, as before: a
+        until one does not, unless the first hotter one says nearly the same words (a
+        repetition that is in the audio: ``guards.LoopOptions.said_again``). "whisper.cpp": its own fallback inside each call, as before: a
         window whose best candidate has token entropy under ``entropy_threshold`` or mean
         log-probability under ``logprob_threshold`` is decoded again at each hotter
         temperature, ``best_of`` candidates each. Its entropy check fires on digit strings

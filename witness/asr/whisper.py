@@ -30,7 +30,7 @@ import numpy as np
 
 from witness.asr.backend import AsrBackendInfo, backend_info
 from witness.asr.cpplog import CPP_LOG, LOG_ERROR
-from witness.asr.guards import LoopOptions, collapse_repeats, is_silence_phrase, longest_run, loop_reason
+from witness.asr.guards import LoopOptions, collapse_repeats, is_silence_phrase, longest_run, loop_reason, words_agree
 from witness.asr.options import WhisperOptions
 from witness.asr.speech import SpeechPiece, plan_pieces, speech_share, whole_file_pieces
 from witness.asr.timings import StageClock, parse_print_timings
@@ -284,9 +284,13 @@ class WhisperEngine:
         The piece is decoded at the start temperature; a text that looks like a loop
         (``guards.loop_reason``: gzip ratio, repeats, words per second) is decoded again at each
         fallback temperature until one does not, which is kept; if none passes, the least
-        repetitive is. A low mean log-probability is no reason here: whisper.cpp takes a hot
-        candidate's from the temperature-scaled distribution (T = 0.4 looks surer than T = 0),
-        and retrying on it made a noisy corpus call worse (scripts/asr_speed.py --each)."""
+        repetitive is. When the first hotter pass says nearly the same words as the greedy one
+        (``LoopOptions.said_again``), the repetition is in the audio and the ladder stops there:
+        on the 30-minute corpus call two such pieces went through all six temperatures only to
+        keep the greedy words (14% of the ASR time). A low mean log-probability is no reason
+        here: whisper.cpp takes a hot candidate's from the temperature-scaled distribution
+        (T = 0.4 looks surer than T = 0), and retrying on it made a noisy corpus call worse
+        (scripts/asr_speed.py --each)."""
         o, piece = self.options, job.piece
         seconds = piece.samples / SAMPLE_RATE
         tried: list[_Candidate] = []
@@ -298,6 +302,10 @@ class WhisperEngine:
             tried.append(self._candidate(ctx, piece, seconds, k))
             if tried[-1].failure is None:
                 return tried[-1].segments, k > 0
+            if k == 1 and words_agree(tried[0].words, tried[1].words) >= LoopOptions.said_again:
+                log.info("piece at %.1f s, T=%g: %s in the greedy pass's words again: said so; no hotter pass",
+                         piece.to_file(0.0), temperature, tried[-1].failure)
+                break
             log.info("piece at %.1f s, T=%g: %s; decoding it again hotter",
                      piece.to_file(0.0), temperature, tried[-1].failure)
         return min(tried, key=_Candidate.rank).segments, True
@@ -307,8 +315,8 @@ class WhisperEngine:
         segments = self._segments(ctx, piece)
         text = " ".join(s.text for s in segments)
         loop = loop_reason(text, seconds) if self.options.redecode_loops else None
-        repeats = longest_run(normalize_words(text), LoopOptions.max_ngram)
-        return _Candidate(segments, loop, repeats, attempt)
+        words = tuple(normalize_words(text))
+        return _Candidate(segments, loop, longest_run(words, LoopOptions.max_ngram), attempt, words)
 
     def _fallback_temperatures(self) -> list[float]:
         o = self.options
@@ -544,12 +552,13 @@ class _Job:
 @dataclass(frozen=True)
 class _Candidate:
     """One decoding of a piece: its segments, why it looks like a loop (None: it passes), its
-    longest run of one n-gram, and which pass made it (0: the first)."""
+    longest run of one n-gram, which pass made it (0: the first), and its normalised words."""
 
     segments: list[AsrSegment]
     failure: str | None
     repeats: int
     attempt: int
+    words: tuple[str, ...] = ()
 
     def rank(self) -> tuple:
         """Smaller is better: no loop first (among loops, fewer repeats), then the coolest pass."""
