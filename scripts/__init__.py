@@ -35,7 +35,7 @@ The package itself:
     module_map               modules and lines per package, and import cycles (tests/test_layout.py keeps them at 0)
     transcript_snapshot      do two versions give the same transcripts? every entry point, every format
 References the tests compare with (torch, run once): campplus_reference, make_segmentation_reference.
-Building: build_pywhispercpp_vulkan.sh.
+Building: build_pywhispercpp.sh (whisper.cpp for this CPU, or with Vulkan).
 
 Where their inputs are: the sample call ships with the repository (``SAMPLE_CALL``); the dev
 set, pyannote's fixture arrays and the int8 export are in ``SHARED`` (../shared beside the
