@@ -32,6 +32,7 @@ from tests.stm_transcript import spread_words
 from witness.run import shm
 from witness.audio import load_audio
 from witness.cli import main
+from witness.config import AsrSettings
 from witness.evaluate.stm import read_stm
 from witness.run.manifest import MANIFEST_NAME, Manifest
 
@@ -448,7 +449,7 @@ def test_a_1e30_sample_is_clipped_and_whisper_still_hears_the_call(clip, tmp_pat
     assert "know you were there" in result.stdout
     assert result.stderr.splitlines() == [
         f"witness: {loud}: 1 samples outside [-1, 1] clipped to it",
-        f"witness: {loud}: model tiny.en is English-only: language 'de' ignored",  # said by the worker
+        f"witness: {loud}: model {AsrSettings().model} is English-only: language 'de' ignored",  # by the worker
     ]
 
 
