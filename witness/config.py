@@ -21,8 +21,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-log = logging.getLogger(__name__)
-
 from witness.accel.providers import NAMES as PROVIDER_NAMES
 from witness.asr.options import WHISPER_RULES, WhisperOptions
 from witness.errors import InputError
@@ -30,6 +28,9 @@ from witness.merge import MergeOptions
 from witness.run.plan import PlanOptions
 from witness.schema import ANY, COUNT, SECONDS, Allowed, toml_text, violation
 from witness.writers import FORMATS
+
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class OutputOptions:

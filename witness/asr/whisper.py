@@ -558,7 +558,7 @@ class _Candidate:
     failure: str | None
     repeats: int
     attempt: int
-    words: tuple[str, ...] = ()
+    words: tuple[str, ...]
 
     def rank(self) -> tuple:
         """Smaller is better: no loop first (among loops, fewer repeats), then the coolest pass."""
