@@ -11,6 +11,8 @@ embeds the long turns again each time) and scoring.
     PYTHONPATH=. python scripts/measure_counting.py --sets dev,tune --thresholds 0.5,0.6
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --snorm-thresholds 4,6 --penalties 0,3
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --write-cohort    # the shipped cohort
+    PYTHONPATH=. python scripts/measure_counting.py --sets tune --methods vbx --fas 0.07 --fbs 3 \
+        --plda-rows /tmp/plda-rows.npz       # VBx; each tune call with a PLDA trained without its speakers
     PYTHONPATH=. python scripts/measure_counting.py --sets check -v               # the verdict
     PYTHONPATH=. python scripts/measure_counting.py --sets dev -v --no-split      # without the split
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --oracle leave    # a perfect mixed-window detector
@@ -45,6 +47,7 @@ from witness.diarize.config import ClusteringConfig, SpeakerBounds, config_for
 from witness.diarize.pipeline import Diarizer, WindowEmbeddings
 from witness.diarize.masks import embedding_masks
 from witness.diarize.segmentation import WINDOW_SAMPLES, cut_windows, window_starts
+from witness.diarize.vbx import load_plda
 from witness.diarize.windows import Segmentations, SlidingWindow
 from witness.evaluate import diarization_error
 from witness.models.diarization_choice import choose_models
@@ -318,6 +321,30 @@ class Tally:
 
 
 @contextmanager
+def _plda_without(item: Item, clustering: ClusteringConfig, rows: Path | None, dims: int = 128):
+    """While open, VBx's PLDA is trained anew without ``item``'s own speakers, from the
+    rows ``train_plda.py --save-rows`` wrote (a tuning call's speakers trained the shipped one)."""
+    if rows is None or clustering.method != "vbx" or item.set != "tune":
+        yield
+        return
+    from scripts.train_plda import train_plda
+
+    own = frozenset(t.speaker for t in item.reference)
+    if own not in _PLDAS:
+        data = np.load(rows)
+        keep = ~np.isin([c.rsplit("/", 1)[1] for c in data["classes"]], list(own))
+        _PLDAS[own] = train_plda(data["embeddings"][keep], data["classes"][keep], dims)
+    clustering_module.load_plda = lambda name: _PLDAS[own]
+    try:
+        yield
+    finally:
+        clustering_module.load_plda = load_plda
+
+
+_PLDAS: dict = {}
+
+
+@contextmanager
 def _cohort_without(item: Item, cohort: str):
     """While open, the cohort lacks the rows of ``item``'s own speakers (a tuning call's
     speakers are in the cohort; a check call's never are)."""
@@ -396,7 +423,7 @@ COUNTERS = {"eigengap": lambda emb, clustering: eigengap_count(emb),
 
 
 def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label: str, verbose: bool,
-          counter: str | None = None, oracle: str | None = None) -> None:
+          counter: str | None = None, oracle: str | None = None, plda_rows: Path | None = None) -> None:
     """Count and strict DER of ``clustering`` per file (verbose), per condition and per set;
     with ``counter`` (``COUNTERS``), the count it estimates is forced on the clustering; with
     ``oracle`` "leave" the unmixing leaves out exactly the truly mixed embeddings, with "split"
@@ -413,7 +440,7 @@ def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label:
         signal = load_audio(item.wav).samples if run.config.split or oracle == "split" else None
         if oracle == "split":
             windows = reference_split(run, windows, item, signal)
-        with _cohort_without(item, clustering.cohort), (
+        with _cohort_without(item, clustering.cohort), _plda_without(item, clustering, plda_rows), (
                 _oracle_unmixing(windows, item) if oracle == "leave" else contextlib.nullcontext()):
             out = run.cluster_windows(windows, bounds, item.duration, signal=signal if run.config.split else None)
         found = len({t.speaker for t in out.turns})
@@ -442,6 +469,14 @@ def main() -> None:
     parser.add_argument("--tops", help="comma-separated cohort top-N sizes")
     parser.add_argument("--penalties", help="comma-separated cannot-link penalties (0: none)")
     parser.add_argument("--counters", help="comma-separated count checks forced on AHC: eigengap, silhouette")
+    parser.add_argument("--methods", help="comma-separated clustering methods: ahc, vbx")
+    parser.add_argument("--plda", default="campplus_plda.npz", help="with vbx: the PLDA in witness/diarize/data")
+    parser.add_argument("--plda-rows", type=Path, help="with vbx: train_plda.py --save-rows output, to train each "
+                                                       "tune call's PLDA without its speakers")
+    parser.add_argument("--vbx-thresholds", help="comma-separated AHC cuts that start VBx")
+    parser.add_argument("--vbx-inits", help="comma-separated fewest clusters that start VBx")
+    parser.add_argument("--fas", help="comma-separated VBx Fa")
+    parser.add_argument("--fbs", help="comma-separated VBx Fb")
     parser.add_argument("--write-cohort", action="store_true", help="build the cohort from these sets (tune!)")
     parser.add_argument("--group", type=int, default=8, help="embeddings per cohort row")
     parser.add_argument("--bench", type=Path, help="time one whole diarization of this .wav (beside its .rttm)")
@@ -474,12 +509,13 @@ def main() -> None:
             diarizer.config.split, mixed_cosine=None if mixed == "none" else float(mixed))))
         for clustering in _grid(args, diarizer.config.clustering):
             label = ", ".join(f"{k} {getattr(clustering, k)}" for k in (
-                "threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty"))
+                ("method", "vbx_threshold", "vbx_init_clusters", "fa", "fb") if clustering.method == "vbx" else
+                ("threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty")))
             label += f", mixed_cosine {run.config.split.mixed_cosine}" if run.config.split else ", no split"
             for counter in args.counters.split(",") if args.counters else [None]:
                 named = (label + (f", count by {counter}" if counter else "")
                          + (f", oracle {args.oracle}" if args.oracle else ""))
-                score(run, items, args.cache, clustering, named, args.verbose, counter, args.oracle)
+                score(run, items, args.cache, clustering, named, args.verbose, counter, args.oracle, args.plda_rows)
 
 
 def bench(wav: Path, cohort: str, split: bool = True) -> None:
@@ -510,11 +546,15 @@ def _grid(args, base):
     """Every clustering setting asked for, as variants of ``base``."""
     def values(text, kind):
         return [None] if not text else [kind(x) for x in text.split(",")]
-    for threshold, cohort, snorm, top, penalty in itertools.product(
+    for threshold, cohort, snorm, top, penalty, method, cut, init, fa, fb in itertools.product(
             values(args.thresholds, float), values(args.cohorts, str), values(args.snorm_thresholds, float),
-            values(args.tops, int), values(args.penalties, float)):
+            values(args.tops, int), values(args.penalties, float), values(args.methods, str),
+            values(args.vbx_thresholds, float), values(args.vbx_inits, int), values(args.fas, float),
+            values(args.fbs, float)):
         changes = {"threshold": threshold, "cohort": "" if cohort == "none" else cohort,
-                   "snorm_threshold": snorm, "cohort_top": top, "cannot_link_penalty": penalty}
+                   "snorm_threshold": snorm, "cohort_top": top, "cannot_link_penalty": penalty, "method": method,
+                   "plda": args.plda if method == "vbx" else None, "vbx_threshold": cut, "vbx_init_clusters": init,
+                   "fa": fa, "fb": fb}
         yield replace(base, **{k: v for k, v in changes.items() if v is not None})
 
 

@@ -4,8 +4,10 @@
    of its window (and that are not NaN) take part in clustering.
 2. AHC (``ahc``): centroid linkage on L2-normalised embeddings, cut at a distance threshold;
    clusters smaller than ``min_cluster_size`` join the closest large one (``ahc_clusters``).
-   (pyannote community-1 refines these clusters with VBx on PLDA features; PLDA parameters
-   for the models Witness runs cannot be had, so that step is not carried.)
+   With method "vbx" (pyannote community-1) the AHC clusters instead start VBx on PLDA
+   features (``vbx_clusters``; a PLDA trained on the tuning corpus is shipped), whose
+   surviving speakers are the count; steps 3 and the --num-speakers bounds below are then
+   the fallback when the user's bounds break that count.
 3. The count (CAM++): AHC over-clusters, then ``merge_by_snorm`` joins the pair of clusters
    whose centroids score highest by adaptive s-norm against a cohort of other speakers'
    embeddings shipped in witness/diarize/data (so the cut moves with the call's band and
@@ -30,6 +32,7 @@ from scipy.cluster.hierarchy import fcluster, linkage
 
 from witness.diarize.assign import Clusters, assign, assign_by_overlap, label_centroids
 from witness.diarize.config import ClusteringConfig, SpeakerBounds
+from witness.diarize.vbx import load_plda, vbx
 from witness.diarize.windows import Segmentations
 
 log = logging.getLogger(__name__)
@@ -298,16 +301,40 @@ def cluster(
     n = len(train.embeddings)
     if n < 2 or min(n, bounds.high) < 2:  # one speaker, as pyannote: no clustering
         fallback = _fallback_centroid(embeddings, train, active)
-        found = int(active.any()) if n < 2 else ahc_clusters_found(
-            train.embeddings, config.threshold, config.linkage, config.min_cluster_size, merge=score_merge(config),
-            rivals=rival_pairs(train))[1]
+        found = int(active.any()) if n < 2 else _labels_found(train, config, SpeakerBounds())[1]
         return replace(assign(embeddings, fallback, active, constrained=False), found=found)
-    labels, found = ahc_clusters_found(
-        train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds, score_merge(config),
-        rival_pairs(train))
+    labels, found = _labels_found(train, config, bounds)
     centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
     clusters = assign(embeddings, centroids, active, config.constrained_assignment)
     return replace(clusters, hard=_fill_unembedded(clusters.hard, embeddings, segmentations, active), found=found)
+
+
+def _labels_found(train: TrainingSet, config: ClusteringConfig, bounds: SpeakerBounds) -> tuple[np.ndarray, int]:
+    """(n,) int64 clusters 0..K-1 of the training embeddings (n >= 2) within ``bounds``, and
+    the number of speakers found before the bounds: by VBx when ``config`` asks for it and
+    its count keeps the bounds, else by AHC and the s-norm merge (``ahc_clusters_found``)."""
+    if config.method == "vbx":
+        labels = vbx_clusters(train.embeddings, config)
+        found = int(labels.max()) + 1
+        if bounds.within(len(labels)).forced_count(found) is None:
+            return labels, found
+    labels, ahc_found = ahc_clusters_found(
+        train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds, score_merge(config),
+        rival_pairs(train))
+    return labels, found if config.method == "vbx" else ahc_found
+
+
+def vbx_clusters(embeddings: np.ndarray, config: ClusteringConfig) -> np.ndarray:
+    """(n,) int64 clusters 0..K-1 of embeddings (n >= 2, dim): AHC cut at ``config.vbx_threshold``,
+    into at least ``config.vbx_init_clusters`` (or n), starts VBx on ``config.plda``'s
+    features; each embedding goes to its most likely speaker of those VBx keeps (prior above 1e-7)."""
+    plda = load_plda(config.plda)
+    dendrogram = _dendrogram(normalized(embeddings), config.linkage)
+    cut = int(fcluster(dendrogram, config.vbx_threshold, criterion="distance").max())
+    init = fcluster(dendrogram, min(len(embeddings), max(cut, config.vbx_init_clusters)), criterion="maxclust")
+    posterior = vbx(plda.features(embeddings), plda.phi, _renumber(init), config.fa, config.fb)
+    kept = posterior.responsibility[:, posterior.prior > 1e-7]
+    return _renumber(np.argmax(kept, axis=1))
 
 
 def _fill_unembedded(hard: np.ndarray, embeddings: np.ndarray, segmentations: Segmentations,

@@ -33,8 +33,11 @@ class ClusteringConfig:
     """Clustering of the (window, local speaker) embeddings into global speakers. The defaults
     are AHC alone at 0.7; CAM++ runs ``CAMPPLUS_CLUSTERING`` (below).
 
-    method: "ahc", agglomerative clustering cut at ``threshold`` (pyannote 3.1; community-1
-        adds VBx on PLDA features, which cannot be had for the models Witness runs).
+    method: "ahc", agglomerative clustering cut at ``threshold`` (pyannote 3.1), then the
+        s-norm merge below; "vbx" (pyannote community-1): AHC cut at ``vbx_threshold``
+        (into at least ``vbx_init_clusters``) without the small-cluster merge starts VBx on the ``plda`` features, which drops the speakers
+        its evidence does not carry (``witness.diarize.vbx``; ``fa``, ``fb`` its scalings).
+        When --num/--min/--max-speakers break VBx's count, the "ahc" rule runs with them.
     threshold: 0.7, the AHC distance at which merging stops (Euclidean distance between
         L2-normalised embeddings for centroid linkage; cosine distance for the others).
     linkage: "centroid" (every preset); any scipy linkage method is accepted.
@@ -50,9 +53,14 @@ class ClusteringConfig:
         ``cohort`` in witness/diarize/data) is above ``snorm_threshold``; "" skips it.
     cannot_link_penalty: s-norm points taken off the score of two clusters that hold two local
         speakers of one window (segmentation heard two people there); 0 ignores it.
+    plda, vbx_threshold, vbx_init_clusters, fa, fb: with "vbx": the PLDA shipped in
+        witness/diarize/data, the AHC cut that starts VBx and the fewest clusters it starts
+        from (a cut too coarse leaves VBx nothing to split on short calls; near-singletons let
+        it collapse a long call's sparse embeddings), and VBx's scalings of the embeddings'
+        evidence and of the speaker prior.
     """
 
-    method: Literal["ahc"] = "ahc"
+    method: Literal["ahc", "vbx"] = "ahc"
     threshold: float = 0.7
     linkage: str = "centroid"
     min_cluster_size: int = 3
@@ -62,10 +70,19 @@ class ClusteringConfig:
     cohort_top: int = 100
     snorm_threshold: float = 3.0
     cannot_link_penalty: float = 0.0
+    plda: str = ""
+    vbx_threshold: float = 0.5
+    vbx_init_clusters: int = 20
+    fa: float = 0.07
+    fb: float = 3.0
 
     def __post_init__(self) -> None:
-        if self.method != "ahc":
-            raise ValueError(f"clustering method must be 'ahc', got {self.method!r}")
+        if self.method not in ("ahc", "vbx"):
+            raise ValueError(f"clustering method must be 'ahc' or 'vbx', got {self.method!r}")
+        if self.method == "vbx" and not self.plda:
+            raise ValueError("clustering method 'vbx' needs a plda")
+        if self.fa <= 0 or self.fb <= 0:
+            raise ValueError(f"fa and fb must be positive, got {self.fa}, {self.fb}")
         if self.cohort_top < 1:
             raise ValueError(f"cohort_top must be >= 1, got {self.cohort_top}")
         if self.min_cluster_size < 1:
