@@ -35,6 +35,11 @@ def test_the_defaults_are_what_runs_by_default():
             "cohort_top": 20,
             "snorm_threshold": 5.0,
             "cannot_link_penalty": 3.0,
+            "plda": "",
+            "vbx_threshold": 0.5,
+            "vbx_init_clusters": 20,
+            "fa": 0.07,
+            "fb": 3.0,
         },
         "piece_clustering": dataclasses.asdict(ClusteringConfig()),
         "split": {"min_turn": 1.0, "turn_seconds": 3.0, "threshold": 0.5, "min_turns": 2, "min_speech": 3.0,
@@ -59,6 +64,10 @@ def test_configs_are_frozen_and_validated():
         ClusteringConfig(method="kmeans")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="min_cluster_size"):
         ClusteringConfig(min_cluster_size=0)
+    with pytest.raises(ValueError, match="needs a plda"):
+        ClusteringConfig(method="vbx")
+    with pytest.raises(ValueError, match="fa and fb"):
+        ClusteringConfig(method="vbx", plda="campplus_plda.npz", fb=0.0)
 
 
 def test_each_embedding_model_has_its_own_clustering():
