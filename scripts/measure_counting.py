@@ -324,7 +324,7 @@ class Tally:
 def _plda_without(item: Item, clustering: ClusteringConfig, rows: Path | None, dims: int = 128):
     """While open, VBx's PLDA is trained anew without ``item``'s own speakers, from the
     rows ``train_plda.py --save-rows`` wrote (a tuning call's speakers trained the shipped one)."""
-    if rows is None or clustering.method != "vbx" or item.set != "tune":
+    if rows is None or not clustering.plda or item.set != "tune":
         yield
         return
     from scripts.train_plda import train_plda
@@ -423,8 +423,10 @@ COUNTERS = {"eigengap": lambda emb, clustering: eigengap_count(emb),
 
 
 def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label: str, verbose: bool,
-          counter: str | None = None, oracle: str | None = None, plda_rows: Path | None = None) -> None:
-    """Count and strict DER of ``clustering`` per file (verbose), per condition and per set;
+          counter: str | None = None, oracle: str | None = None, plda_rows: Path | None = None,
+          dump: Path | None = None) -> None:
+    """Count and strict DER of ``clustering`` per file (verbose), per condition and per set
+    (with ``dump``, one JSON line per file is appended there);
     with ``counter`` (``COUNTERS``), the count it estimates is forced on the clustering; with
     ``oracle`` "leave" the unmixing leaves out exactly the truly mixed embeddings, with "split"
     they are cut in two by the reference (``reference_split``) before clustering."""
@@ -446,6 +448,13 @@ def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label:
         found = len({t.speaker for t in out.turns})
         error, total = der_parts(item.reference, out.turns)["strict"]
         confusion = diarization_error(list(item.reference), list(out.turns)).confusion
+        if dump:
+            with dump.open("a") as f:
+                f.write(json.dumps({"label": label, "wav": str(item.wav), "set": item.set, "name": item.name, "duration": item.duration,
+                                    "speakers": item.speakers, "found": found, "clustering_found": out.found,
+                                    "embeddings": len(filter_embeddings(windows.embeddings, windows.segmentations,
+                                                                        clustering.min_active_ratio).chunk_idx),
+                                    "error": error, "confusion": confusion, "total": total}) + "\n")
         if verbose:
             print(f"  {item.set:5s} {item.name:24s} {item.band:9s} {str(item.snr):5s} {item.duration:6.0f}s "
                   f"{item.speakers:2d} -> {found:2d}  DER {error / total:6.1%}")
@@ -477,6 +486,7 @@ def main() -> None:
     parser.add_argument("--vbx-inits", help="comma-separated fewest clusters that start VBx")
     parser.add_argument("--fas", help="comma-separated VBx Fa")
     parser.add_argument("--fbs", help="comma-separated VBx Fb")
+    parser.add_argument("--vbx-belows", help="comma-separated: with ahc, VBx counts again where AHC finds fewer")
     parser.add_argument("--write-cohort", action="store_true", help="build the cohort from these sets (tune!)")
     parser.add_argument("--group", type=int, default=8, help="embeddings per cohort row")
     parser.add_argument("--bench", type=Path, help="time one whole diarization of this .wav (beside its .rttm)")
@@ -486,6 +496,7 @@ def main() -> None:
                                                 "embeddings not looked for)")
     parser.add_argument("--oracle", choices=("leave", "split"), help="the truly mixed window embeddings (reference "
                         "turns) left out by the unmixing, or cut in two by the reference and embedded again")
+    parser.add_argument("--dump", type=Path, help="append one JSON line per file and setting to this file")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per file")
     args = parser.parse_args()
     if args.bench:
@@ -510,12 +521,14 @@ def main() -> None:
         for clustering in _grid(args, diarizer.config.clustering):
             label = ", ".join(f"{k} {getattr(clustering, k)}" for k in (
                 ("method", "vbx_threshold", "vbx_init_clusters", "fa", "fb") if clustering.method == "vbx" else
-                ("threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty")))
+                ("threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty")
+                + (("vbx_below",) if clustering.vbx_below else ())))
             label += f", mixed_cosine {run.config.split.mixed_cosine}" if run.config.split else ", no split"
             for counter in args.counters.split(",") if args.counters else [None]:
                 named = (label + (f", count by {counter}" if counter else "")
                          + (f", oracle {args.oracle}" if args.oracle else ""))
-                score(run, items, args.cache, clustering, named, args.verbose, counter, args.oracle, args.plda_rows)
+                score(run, items, args.cache, clustering, named, args.verbose, counter, args.oracle, args.plda_rows,
+                      args.dump)
 
 
 def bench(wav: Path, cohort: str, split: bool = True) -> None:
@@ -546,15 +559,15 @@ def _grid(args, base):
     """Every clustering setting asked for, as variants of ``base``."""
     def values(text, kind):
         return [None] if not text else [kind(x) for x in text.split(",")]
-    for threshold, cohort, snorm, top, penalty, method, cut, init, fa, fb in itertools.product(
+    for threshold, cohort, snorm, top, penalty, method, cut, init, fa, fb, below in itertools.product(
             values(args.thresholds, float), values(args.cohorts, str), values(args.snorm_thresholds, float),
             values(args.tops, int), values(args.penalties, float), values(args.methods, str),
             values(args.vbx_thresholds, float), values(args.vbx_inits, int), values(args.fas, float),
-            values(args.fbs, float)):
+            values(args.fbs, float), values(args.vbx_belows, int)):
         changes = {"threshold": threshold, "cohort": "" if cohort == "none" else cohort,
                    "snorm_threshold": snorm, "cohort_top": top, "cannot_link_penalty": penalty, "method": method,
-                   "plda": args.plda if method == "vbx" else None, "vbx_threshold": cut, "vbx_init_clusters": init,
-                   "fa": fa, "fb": fb}
+                   "plda": args.plda if method == "vbx" or below else None, "vbx_threshold": cut,
+                   "vbx_init_clusters": init, "fa": fa, "fb": fb, "vbx_below": below}
         yield replace(base, **{k: v for k, v in changes.items() if v is not None})
 
 

@@ -7,7 +7,8 @@
    With method "vbx" (pyannote community-1) the AHC clusters instead start VBx on PLDA
    features (``vbx_clusters``; a PLDA trained on the tuning corpus is shipped), whose
    surviving speakers are the count; steps 3 and the --num-speakers bounds below are then
-   the fallback when the user's bounds break that count.
+   the fallback when the user's bounds break that count. With method "ahc" and ``vbx_below``,
+   VBx counts again where steps 2-3 found fewer than ``vbx_below`` speakers.
 3. The count (CAM++): AHC over-clusters, then ``merge_by_snorm`` joins the pair of clusters
    whose centroids score highest by adaptive s-norm against a cohort of other speakers'
    embeddings shipped in witness/diarize/data (so the cut moves with the call's band and
@@ -311,17 +312,25 @@ def cluster(
 
 def _labels_found(train: TrainingSet, config: ClusteringConfig, bounds: SpeakerBounds) -> tuple[np.ndarray, int]:
     """(n,) int64 clusters 0..K-1 of the training embeddings (n >= 2) within ``bounds``, and
-    the number of speakers found before the bounds: by VBx when ``config`` asks for it and
-    its count keeps the bounds, else by AHC and the s-norm merge (``ahc_clusters_found``)."""
-    if config.method == "vbx":
-        labels = vbx_clusters(train.embeddings, config)
-        found = int(labels.max()) + 1
-        if bounds.within(len(labels)).forced_count(found) is None:
-            return labels, found
-    labels, ahc_found = ahc_clusters_found(
-        train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds, score_merge(config),
-        rival_pairs(train))
-    return labels, found if config.method == "vbx" else ahc_found
+    the number of speakers found before the bounds: by VBx when ``config`` asks for it (method
+    "vbx", or the AHC rule finding fewer than ``vbx_below`` speakers) and its count keeps the
+    bounds, else by AHC and the s-norm merge (``ahc_clusters_found``)."""
+    ahc = None
+    if config.method == "ahc":
+        ahc = _ahc_labels_found(train, config, bounds)
+        if ahc[1] >= config.vbx_below:
+            return ahc
+    labels = vbx_clusters(train.embeddings, config)
+    found = int(labels.max()) + 1
+    if bounds.within(len(labels)).forced_count(found) is None:
+        return labels, found
+    return (ahc or _ahc_labels_found(train, config, bounds))[0], found
+
+
+def _ahc_labels_found(train: TrainingSet, config: ClusteringConfig, bounds: SpeakerBounds) -> tuple[np.ndarray, int]:
+    """``ahc_clusters_found`` with ``config``'s AHC cut, s-norm merge and cannot-link."""
+    return ahc_clusters_found(train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds,
+                              score_merge(config), rival_pairs(train))
 
 
 def vbx_clusters(embeddings: np.ndarray, config: ClusteringConfig) -> np.ndarray:

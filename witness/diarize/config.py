@@ -62,6 +62,9 @@ class ClusteringConfig:
         from (a cut too coarse leaves VBx nothing to split on short calls; near-singletons let
         it collapse a long call's sparse embeddings), and VBx's scalings of the embeddings'
         evidence and of the speaker prior.
+    vbx_below: with "ahc": where the AHC rule finds fewer speakers than this, VBx (the fields
+        above) counts again and its clusters are taken, unless --num/--min/--max-speakers
+        break its count; 0 (the default): never.
     """
 
     method: Literal["ahc", "vbx"] = "ahc"
@@ -79,12 +82,13 @@ class ClusteringConfig:
     vbx_init_clusters: int = 20
     fa: float = 0.07
     fb: float = 3.0
+    vbx_below: int = 0
 
     def __post_init__(self) -> None:
         if self.method not in ("ahc", "vbx"):
             raise ValueError(f"clustering method must be 'ahc' or 'vbx', got {self.method!r}")
-        if self.method == "vbx" and not self.plda:
-            raise ValueError("clustering method 'vbx' needs a plda")
+        if (self.method == "vbx" or self.vbx_below > 0) and not self.plda:
+            raise ValueError("clustering method 'vbx' (or vbx_below) needs a plda")
         if self.fa <= 0 or self.fb <= 0:
             raise ValueError(f"fa and fb must be positive, got {self.fa}, {self.fb}")
         if self.cohort_top < 1:
