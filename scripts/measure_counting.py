@@ -15,6 +15,7 @@ embeds the long turns again each time) and scoring.
         --plda-rows /tmp/plda-rows.npz       # VBx; each tune call with a PLDA trained without its speakers
     PYTHONPATH=. python scripts/measure_counting.py --sets check -v               # the verdict
     PYTHONPATH=. python scripts/measure_counting.py --sets dev -v --no-split      # without the split
+    PYTHONPATH=. python scripts/measure_counting.py --sets tune --fragment-scores none,1.5  # fragments merged or not
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --oracle leave    # a perfect mixed-window detector
     PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav [--bench-cohort none] [--no-split]  # time, RSS
 
@@ -494,6 +495,8 @@ def main() -> None:
     parser.add_argument("--no-split", action="store_true", help="without the turn-by-turn split (the rule before)")
     parser.add_argument("--mixed-cosines", help="comma-separated split.mixed_cosine values ('none': mixed window "
                                                 "embeddings not looked for)")
+    parser.add_argument("--fragment-scores", help="comma-separated split.fragment_score values ('none': fragment "
+                                                  "speakers not merged)")
     parser.add_argument("--oracle", choices=("leave", "split"), help="the truly mixed window embeddings (reference "
                         "turns) left out by the unmixing, or cut in two by the reference and embedded again")
     parser.add_argument("--dump", type=Path, help="append one JSON line per file and setting to this file")
@@ -515,15 +518,15 @@ def main() -> None:
         return
     if args.scores:
         print_scores(diarizer, items, args.cache)
-    for mixed in args.mixed_cosines.split(",") if args.mixed_cosines and diarizer.config.split else [None]:
-        run = diarizer if mixed is None else Diarizer(diarizer.models, replace(diarizer.config, split=replace(
-            diarizer.config.split, mixed_cosine=None if mixed == "none" else float(mixed))))
+    for split in _split_grid(args, diarizer.config.split):
+        run = Diarizer(diarizer.models, replace(diarizer.config, split=split))
         for clustering in _grid(args, diarizer.config.clustering):
             label = ", ".join(f"{k} {getattr(clustering, k)}" for k in (
                 ("method", "vbx_threshold", "vbx_init_clusters", "fa", "fb") if clustering.method == "vbx" else
                 ("threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty")
                 + (("vbx_below",) if clustering.vbx_below else ())))
-            label += f", mixed_cosine {run.config.split.mixed_cosine}" if run.config.split else ", no split"
+            label += (f", mixed_cosine {split.mixed_cosine}, fragment_score {split.fragment_score}" if split
+                      else ", no split")
             for counter in args.counters.split(",") if args.counters else [None]:
                 named = (label + (f", count by {counter}" if counter else "")
                          + (f", oracle {args.oracle}" if args.oracle else ""))
@@ -553,6 +556,20 @@ def bench(wav: Path, cohort: str, split: bool = True) -> None:
           f"(RTF {seconds / (len(samples) / SAMPLE_RATE):.4f}, clustering {out.timings['clustering']:.2f} s, "
           f"splitting {out.timings.get('splitting', 0.0):.2f} s), "
           f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def _split_grid(args, base):
+    """Every split setting asked for (``--mixed-cosines``, ``--fragment-scores``), as variants of
+    ``base`` (None: no split, and nothing to vary)."""
+    def values(text):
+        return [None] if not text else [("off" if x == "none" else float(x)) for x in text.split(",")]
+
+    if base is None:
+        yield None
+        return
+    for mixed, fragment in itertools.product(values(args.mixed_cosines), values(args.fragment_scores)):
+        changes = {"mixed_cosine": mixed, "fragment_score": fragment}
+        yield replace(base, **{k: (None if v == "off" else v) for k, v in changes.items() if v is not None})
 
 
 def _grid(args, base):

@@ -205,20 +205,20 @@ def split_speakers(turns: tuple[Turn, ...], exclusive: tuple[Turn, ...], centroi
     added = sum(map(len, split))
     if not added:
         return SplitTurns(_ordered(look.turns), _ordered(look.exclusive), centroids, 0, len(moves))
-    return _renumbered(look.turns, look.exclusive, centroids, added, len(moves))
+    return SplitTurns(*renumbered(look.turns, look.exclusive, centroids), added, len(moves))
 
 
 def _ordered(turns) -> tuple[Turn, ...]:
     return tuple(sorted(turns, key=lambda t: (t.start, t.end, t.speaker)))
 
 
-def _renumbered(turns: tuple[Turn, ...], exclusive: tuple[Turn, ...], centroids: Mapping[str, np.ndarray],
-                added: int, moved: int) -> SplitTurns:
-    """Labels SPEAKER_00, SPEAKER_01, ... in order of first appearance in ``turns``."""
+def renumbered(turns: tuple[Turn, ...], exclusive: tuple[Turn, ...], centroids: Mapping[str, np.ndarray]
+               ) -> tuple[tuple[Turn, ...], tuple[Turn, ...], dict[str, np.ndarray]]:
+    """``turns``, ``exclusive`` and ``centroids`` with the labels SPEAKER_00, SPEAKER_01, ... in
+    order of first appearance in ``turns``."""
     rename = {old: f"SPEAKER_{i:02d}" for i, old in enumerate(speakers_in_order(t.speaker for t in _ordered(turns)))}
 
     def renamed(seq: tuple[Turn, ...]) -> tuple[Turn, ...]:
         return _ordered(Turn(t.start, t.end, rename[t.speaker]) for t in seq)
 
-    return SplitTurns(renamed(turns), renamed(exclusive),
-                      {rename[k]: v for k, v in centroids.items() if k in rename}, added, moved)
+    return renamed(turns), renamed(exclusive), {rename[k]: v for k, v in centroids.items() if k in rename}
