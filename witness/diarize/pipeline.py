@@ -253,7 +253,7 @@ class Diarizer:
         embed = self._window_embedder(signal)
         every = self.config.embed_every if total > self.config.long_file_windows else 1
         min_clean_frames = FRAMES_PER_WINDOW * self.embedder.min_clean_seconds * SAMPLE_RATE / WINDOW_SAMPLES
-        began, busy = time.perf_counter(), 0.0
+        began, busy, embedded = time.perf_counter(), 0.0, 0
         stream = SegmentationStream(self.segmentation, signal, step_samples / SAMPLE_RATE,
                                     rt.windows_per_batch, rt.queue_batches, activity,
                                     lambda done: report("segmentation", done, total))
@@ -265,7 +265,8 @@ class Diarizer:
                 if len(rows):
                     embeddings[batch.first + rows, speakers] = embed(batch.starts[rows], masks[rows, speakers])
                 busy += time.perf_counter() - t0
-                report("embedding", batch.first + len(batch.activity), total)
+                embedded += len(batch.activity)  # batches may come out of order (``stream``)
+                report("embedding", embedded, total)
         timings = {"segmentation": stream.busy_seconds, "embedding": busy,
                    "streaming": time.perf_counter() - began}
         window = SlidingWindow(0.0, WINDOW_SAMPLES / SAMPLE_RATE, step_samples / SAMPLE_RATE)

@@ -6,7 +6,11 @@ between (memory stays flat however long the file). Every decoded window is also 
 the caller's preallocated (windows, frames, local_speakers) float32 array, which the
 clustering and reconstruction stages read once the stream is over.
 
-ONNX Runtime releases the GIL while a model runs, so the two stages use two cores.
+ONNX Runtime releases the GIL while a model runs, so the two stages use two cores. On a CPU
+segmentation is the slower stage (a 10 s window costs more than the embeddings of every fifth
+one); a caller that finds the queue empty segments the next batch itself instead of waiting
+(``share``), so neither core idles while windows remain. Batches may then arrive out of order;
+each says where it belongs (``first``), and a window's scores do not depend on which thread ran it.
 An error in the worker is raised again in the caller's thread; leaving the ``with`` block
 early (an error while embedding) stops and joins the worker.
 """
@@ -22,7 +26,8 @@ from typing import Callable, Iterator
 import numpy as np
 
 from witness.diarize.powerset import decode_powerset
-from witness.diarize.segmentation import SegmentationModel
+from witness.diarize.features import SAMPLE_RATE
+from witness.diarize.segmentation import SegmentationModel, WindowBatch, sliding_windows
 
 _DONE = object()
 _POLL_SECONDS = 0.1
@@ -42,20 +47,24 @@ class SegmentationStream:
     """Iterate over decoded windows of ``signal`` while the model runs in a worker thread.
 
     signal: (samples,) float32, 16 kHz. out: (windows, frames, local_speakers) float32, one row
-    per window of ``window_starts(len(signal), step)``; filled by the worker.
-    on_progress: called from the worker with the number of windows segmented so far.
-    ``busy_seconds``: time the worker spent cutting, segmenting and decoding windows.
+    per window of ``window_starts(len(signal), step)``; filled by whichever thread segments.
+    on_progress: called (never concurrently) with the number of windows segmented so far.
+    share: the iterating thread segments a batch itself whenever none is waiting.
+    ``busy_seconds``: time both threads spent cutting, segmenting and decoding windows.
     """
 
     def __init__(self, model: SegmentationModel, signal: np.ndarray, step_seconds: float,
                  windows_per_batch: int, queue_size: int, out: np.ndarray,
-                 on_progress: Callable[[int], None] | None = None):
-        self._model, self._signal, self._out = model, signal, out
-        self._step, self._batch = step_seconds, windows_per_batch
+                 on_progress: Callable[[int], None] | None = None, share: bool = True):
+        self._model, self._out = model, out
+        self._batches = sliding_windows(signal, int(round(step_seconds * SAMPLE_RATE)), windows_per_batch)
         self._on_progress = on_progress
+        self._share = share
         self._queue: queue.Queue = queue.Queue(maxsize=max(1, queue_size))
         self._stop = threading.Event()
+        self._lock = threading.Lock()  # the batch source, the counters and progress
         self._thread = threading.Thread(target=self._work, name="witness-segmentation", daemon=True)
+        self._segmented = 0
         self.busy_seconds = 0.0
 
     def __enter__(self) -> SegmentationStream:
@@ -68,29 +77,42 @@ class SegmentationStream:
 
     def __iter__(self) -> Iterator[DecodedWindows]:
         while True:
-            item = self._queue.get()
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                batch = self._next() if self._share else None
+                item = self._queue.get() if batch is None else self._segment(batch)
             if item is _DONE:
                 return
             if isinstance(item, BaseException):
                 raise item
             yield item
 
+    def _next(self) -> WindowBatch | None:
+        """The next batch to segment (cut from the signal now), or None when all are taken."""
+        with self._lock:
+            return next(self._batches, None)
+
+    def _segment(self, batch: WindowBatch) -> DecodedWindows:
+        """Segment and decode ``batch`` in the calling thread, filling ``out``."""
+        began = time.perf_counter()
+        activity = decode_powerset(self._model.run(batch.windows))
+        self._out[batch.first:batch.first + len(activity)] = activity
+        with self._lock:
+            self.busy_seconds += time.perf_counter() - began
+            self._segmented += len(activity)
+            if self._on_progress:
+                self._on_progress(self._segmented)
+        return DecodedWindows(batch.first, batch.starts, activity)
+
     def _work(self) -> None:
         try:
-            batches = iter(self._model.segment(self._signal, self._step, self._batch))
-            while True:
-                began = time.perf_counter()
-                batch = next(batches, None)
+            while not self._stop.is_set():
+                batch = self._next()
                 if batch is None:
                     break
-                activity = decode_powerset(batch.scores)
-                first = batch.windows.first
-                self._out[first:first + len(activity)] = activity
-                self.busy_seconds += time.perf_counter() - began
-                if not self._put(DecodedWindows(first, batch.windows.starts, activity)):
+                if not self._put(self._segment(batch)):
                     return
-                if self._on_progress:
-                    self._on_progress(first + len(activity))
             self._put(_DONE)
         except BaseException as exc:  # handed to the caller's thread, raised there
             self._put(exc)
