@@ -6,7 +6,8 @@
             ─▶ fragments merged (only when ``SplitConfig.fragment_score`` asks: ``fragments``)
 
 Segmentation windows stream into the embedding stage, so embedding starts with the first
-windows; the per-window activity lands in one preallocated (windows, 589, 3) float32 array
+windows (on the CPU the embedding thread also segments whenever no batch waits, so both cores
+work until the last window); the per-window activity lands in one preallocated (windows, 589, 3) float32 array
 (76 MB for 3 hours at a 1 s step); besides it only the (windows, 3, dimension) float32 embeddings
 and the clustering stage's per-embedding arrays grow with the file (no window audio is kept).
 Without a segmentation model, Silero VAD speech regions are cut into pieces that are embedded
@@ -31,6 +32,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from witness.accel.blas import blas_threads
+from witness.accel.providers import CPU as CPU_PROVIDER
 from witness.diarize.aggregate import speaker_count
 from witness.diarize.clustering import ScoreMerge, cluster, filter_embeddings, score_merge
 from witness.diarize.config import DiarizationConfig, RuntimeOptions, SpeakerBounds, config_for
@@ -254,9 +256,11 @@ class Diarizer:
         every = self.config.embed_every if total > self.config.long_file_windows else 1
         min_clean_frames = FRAMES_PER_WINDOW * self.embedder.min_clean_seconds * SAMPLE_RATE / WINDOW_SAMPLES
         began, busy, embedded = time.perf_counter(), 0.0, 0
+        # on the CPU this thread segments too whenever no batch waits (``stream``); a GPU keeps one caller
+        share = self.segmentation.session.provider == CPU_PROVIDER
         stream = SegmentationStream(self.segmentation, signal, step_samples / SAMPLE_RATE,
                                     rt.windows_per_batch, rt.queue_batches, activity,
-                                    lambda done: report("segmentation", done, total))
+                                    lambda done: report("segmentation", done, total), share)
         with stream:
             for batch in stream:
                 t0 = time.perf_counter()
