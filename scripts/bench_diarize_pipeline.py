@@ -13,7 +13,8 @@ against the tiled human reference. Sessions are started on a short clip first, o
     ... --embedding campplus --embed-every 10
 
 The pipeline limits numpy's BLAS to one thread itself (``RuntimeOptions.blas_threads``);
-``--blas-threads 0`` leaves it alone, to measure what that limit buys. ``--variant window``
+``--blas-threads 0`` leaves it alone, to measure what that limit buys. ``--no-share`` keeps
+segmentation to its worker thread (``RuntimeOptions.share_segmentation``). ``--variant window``
 embeds every window's masked audio instead of pooling GE2E partials.
 
 ``--per-embedding``: instead, the cost of one embedding on one ONNX Runtime thread, of a 10 s
@@ -127,6 +128,8 @@ def main() -> None:
     parser.add_argument("--seg-threads", type=int, default=1)
     parser.add_argument("--embed-threads", type=int, default=1)
     parser.add_argument("--blas-threads", type=int, default=1, help="0: leave numpy's BLAS pool alone")
+    parser.add_argument("--no-share", action="store_true",
+                        help="segmentation in its worker thread only (RuntimeOptions.share_segmentation off)")
     parser.add_argument("--device", default="cpu", help="auto (as a run chooses per model), cpu, cuda, migraphx, ...")
     parser.add_argument("--per-embedding", action="store_true", help="the cost of one embedding instead")
     parser.add_argument("--batches", default="1,8,32", help="with --per-embedding: rows per model call")
@@ -140,7 +143,8 @@ def main() -> None:
     runtime = RuntimeOptions(segmentation_providers=choose_provider("segmentation", args.device),
                              embedding_providers=choose_provider("embedding", args.device),
                              segmentation_threads=args.seg_threads, embedding_threads=args.embed_threads,
-                             embedding_batch_size=args.embed_batch, blas_threads=args.blas_threads or None)
+                             embedding_batch_size=args.embed_batch, blas_threads=args.blas_threads or None,
+                             share_segmentation=not args.no_share)
     config = config_for(args.embedding, window_step=args.step)
     if args.embed_every:
         config = replace(config, embed_every=args.embed_every)
@@ -159,7 +163,7 @@ def main() -> None:
     print(f"{case.name}: {models.segmentation.name}, step {args.step} s, every {config.embed_every}, "
           f"{diarizer.embedding_name}, embedding batch "
           f"{diarizer.embedder.batch_size}, threads seg {args.seg_threads} / embed {args.embed_threads} / "
-          f"BLAS {args.blas_threads or 'default'}; providers {providers}; "
+          f"BLAS {args.blas_threads or 'default'}, shared segmentation {not args.no_share}; providers {providers}; "
           f"load average before {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
     for stage, seconds in out.timings.items():
         print(f"  {stage:15s} {seconds:7.2f} s  RTF {seconds / audio_s:.4f}")

@@ -40,8 +40,8 @@ def run_once(tree: Path, audio: Path, out: Path) -> dict:
     out.mkdir(parents=True)
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONPATH": str(tree)}
     load = os.getloadavg()[0]
-    done = subprocess.run(["/usr/bin/time", "-v", sys.executable, "-m", "witness", "diarize", str(audio), "-o", str(out),
-                           "--format", "json"], env=env, capture_output=True, text=True)
+    command = [sys.executable, "-m", "witness", "diarize", str(audio), "-o", str(out), "--format", "json"]
+    done = subprocess.run(["/usr/bin/time", "-v", *command], env=env, capture_output=True, text=True)
     if done.returncode:
         sys.exit(f"{tree}: witness diarize failed:\n{done.stderr[-2000:]}")
     found = {k: re.search(p, done.stderr).group(1) for k, p in FIELDS.items()}
@@ -66,11 +66,12 @@ def main() -> None:
             print(f"round {r} {tree}: wall {run['wall']:.1f} s, cpu {run['cpu']:.1f} s, "
                   f"rss {run['rss_mb']:.0f} MB (load {run['load']:.2f} at start)", flush=True)
     first = args.trees[0]
-    means = {tree: {k: sum(run[k] for run in rs) / len(rs) for k in ("wall", "cpu", "rss_mb")} for tree, rs in runs.items()}
+    means = {tree: {k: sum(run[k] for run in rs) / len(rs) for k in ("wall", "cpu", "rss_mb")}
+             for tree, rs in runs.items()}
     for tree, mean in means.items():
         ratios = ", ".join(f"{k} {mean[k]:.1f} ({mean[k] / means[first][k]:.3f}x)" for k in mean)
         differ = sum(run["turns"] != runs[first][0]["turns"] for run in runs[tree])
-        same = "turns identical to the first tree's" if not differ else f"turns differ in {differ} of {len(runs[tree])} runs"
+        same = f"turns differ in {differ} of {len(runs[tree])} runs" if differ else "turns identical to the first tree's"
         print(f"{tree}: {ratios}; {same}")
 
 

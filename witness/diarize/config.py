@@ -341,6 +341,9 @@ class RuntimeOptions:
     piece_workers: after segmentation, the turn pieces the split embeds (``split``) are
         embedded this many at once (2: the segmentation's core is free by then; the vectors
         are the same on any number).
+    share_segmentation: with segmentation on the CPU, the embedding thread segments a batch
+        itself whenever none is waiting (``stream``; True: segmentation is the slower stage
+        there, and the windows are the same whichever thread runs them).
     """
 
     segmentation_providers: tuple[Any, ...] = CPU
@@ -352,3 +355,4 @@ class RuntimeOptions:
     queue_batches: int = 4
     blas_threads: int | None = 1
     piece_workers: int = 2
+    share_segmentation: bool = True

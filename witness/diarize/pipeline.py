@@ -257,7 +257,7 @@ class Diarizer:
         min_clean_frames = FRAMES_PER_WINDOW * self.embedder.min_clean_seconds * SAMPLE_RATE / WINDOW_SAMPLES
         began, busy, embedded = time.perf_counter(), 0.0, 0
         # on the CPU this thread segments too whenever no batch waits (``stream``); a GPU keeps one caller
-        share = self.segmentation.session.provider == CPU_PROVIDER
+        share = rt.share_segmentation and self.segmentation.session.provider == CPU_PROVIDER
         stream = SegmentationStream(self.segmentation, signal, step_samples / SAMPLE_RATE,
                                     rt.windows_per_batch, rt.queue_batches, activity,
                                     lambda done: report("segmentation", done, total), share)
