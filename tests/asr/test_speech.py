@@ -7,7 +7,7 @@ import pytest
 
 from witness.asr.guards import (LoopOptions, collapse_repeats, compression_ratio, is_silence_phrase, longest_run,
                                  loop_reason, words_agree)
-from witness.asr.speech import GateOptions, SpeechPiece, plan_pieces, speech_share, whole_file_pieces
+from witness.asr.speech import GateOptions, SpeechPiece, pack_pieces, plan_pieces, speech_share, whole_file_pieces
 
 SR = 16000
 CHUNK = 512
@@ -57,6 +57,35 @@ def test_piece_times_map_back_to_the_file():
     assert piece.to_file(9.0) == 11.0  # past the end: clamped
     signal = np.arange(200000, dtype=np.float32)
     assert np.array_equal(piece.audio(signal), np.concatenate([signal[16000:48000], signal[160000:176000]]))
+
+
+def test_the_rest_of_a_piece_keeps_its_file_spans():
+    piece = SpeechPiece(((0, 10 * SR), (20 * SR, 25 * SR)))
+    assert piece.after(4 * SR).spans == ((4 * SR, 10 * SR), (20 * SR, 25 * SR))
+    assert piece.after(12 * SR).spans == ((22 * SR, 25 * SR),)  # 12 s in: 2 s into the second span
+    assert piece.after(10 * SR).spans == ((20 * SR, 25 * SR),)
+    assert piece.after(15 * SR) is None
+    assert piece.after(12 * SR).to_file(0.5) == 22.5
+
+
+def test_rests_are_laid_end_to_end_whole_into_pieces_of_a_window():
+    rests = [SpeechPiece(((a * SR, (a + n) * SR),)) for a, n in ((10, 4), (50, 12), (90, 13), (130, 3), (170, 2))]
+    packed = pack_pieces(rests)
+    assert [len(p.spans) for p in packed] == [3, 2]  # 4 + 12 + 13 s, then 3 + 2 s: a rest is never cut
+    assert [span for p in packed for span in p.spans] == [r.spans[0] for r in rests]
+    assert all(p.samples <= 30 * SR for p in packed) and pack_pieces([]) == []
+
+
+def test_rests_packed_with_silence_between_map_back_to_their_own_spans():
+    rests = [SpeechPiece(((1 * SR, 3 * SR),)), SpeechPiece(((10 * SR, 11 * SR),))]
+    piece, = pack_pieces(rests, gap=SR // 2)
+    signal = np.ones(12 * SR, np.float32)
+    audio = piece.audio(signal)
+    assert piece.samples == len(audio) == 3.5 * SR
+    assert audio[2 * SR:int(2.5 * SR)].max() == 0 and audio[: 2 * SR].min() == audio[int(2.5 * SR):].min() == 1
+    assert piece.to_file(1.0) == 2.0 and piece.to_file(2.75) == 10.25
+    assert piece.to_file(2.2, end=True) == 3.0 and piece.to_file(2.2) == 10.0  # in the silence
+    assert pack_pieces(rests * 10, gap=SR // 2)[0].samples <= 30 * SR
 
 
 def test_a_piece_is_silent_outside_its_own_speech():

@@ -10,7 +10,8 @@ import pytest
 
 from tests.asr.conftest import normal
 from witness.asr.chunks import chunk_spans
-from witness.asr.whisper import AsrResult, WhisperEngine, WhisperOptions, token_spans
+from witness.asr.whisper import AsrResult, WhisperEngine, WhisperOptions
+from witness.asr.words import token_spans
 from witness.errors import ModelError, UsageError
 from witness.evaluate.wer import word_error_rate
 from witness.models.whisper_models import resolve_model

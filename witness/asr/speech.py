@@ -41,43 +41,54 @@ class GateOptions:
 
 @dataclass(frozen=True)
 class SpeechPiece:
-    """Audio spans (start, end sample of the file, end exclusive) decoded as one."""
+    """Audio spans (start, end sample of the file, end exclusive) decoded as one, with ``gap``
+    samples of silence at each seam (0: none; the rests of pieces are decoded so apart)."""
 
     spans: tuple[tuple[int, int], ...]
+    gap: int = 0
 
     @property
     def samples(self) -> int:
-        return sum(e - s for s, e in self.spans)
+        return sum(e - s for s, e in self.spans) + self.gap * max(0, len(self.spans) - 1)
 
     def audio(self, signal: np.ndarray, own: Sequence[tuple[int, int]] | None = None) -> np.ndarray:
         """(samples,) float32, contiguous: the spans of ``signal`` ((samples,) float32) end to
-        end; with ``own`` (sorted sample spans), silent outside them."""
+        end (``gap`` apart); with ``own`` (sorted sample spans), silent outside them."""
         parts = [signal[s:e] for s, e in self.spans]
-        if own is None:
+        if own is None and not self.gap:
             return np.ascontiguousarray(parts[0] if len(parts) == 1 else np.concatenate(parts), dtype=np.float32)
         out = np.zeros(self.samples, dtype=np.float32)
         offset = 0
         for (s, e), part in zip(self.spans, parts):
-            for a, b in own[max(0, bisect_right(own, (s,)) - 1):]:
+            for a, b in [(s, e)] if own is None else own[max(0, bisect_right(own, (s,)) - 1):]:
                 if a >= e:
                     break
                 lo, hi = max(a, s), min(b, e)
                 if hi > lo:
                     out[offset + lo - s: offset + hi - s] = part[lo - s: hi - s]
-            offset += e - s
+            offset += e - s + self.gap
         return out
 
+    def after(self, offset: int) -> "SpeechPiece | None":
+        """The rest of this piece from ``offset`` samples into it (None: nothing is left)."""
+        spans = []
+        for s, e in self.spans:
+            if offset < e - s:
+                spans.append((s + max(offset, 0), e))
+            offset -= e - s + self.gap
+        return SpeechPiece(tuple(spans), self.gap) if spans else None
+
     def to_file(self, seconds: float, end: bool = False) -> float:
-        """File time of ``seconds`` into this piece. At a seam between spans a start belongs
-        to the next span and an end (``end=True``) to the one before."""
+        """File time of ``seconds`` into this piece. At a seam between spans (or in the gap
+        there) a start belongs to the next span and an end (``end=True``) to the one before."""
         at = seconds * SAMPLE_RATE
         offset = 0
         for k, (s, e) in enumerate(self.spans):
             length = e - s
             last = k == len(self.spans) - 1
-            if at < offset + length or (end and at <= offset + length) or last:
+            if at < offset + length or (end and at <= offset + length + self.gap) or last:
                 return (s + min(max(at - offset, 0.0), length)) / SAMPLE_RATE
-            offset += length
+            offset += length + self.gap
         return 0.0  # no spans
 
 
@@ -89,7 +100,24 @@ def plan_pieces(probs: np.ndarray, num_samples: int, options: GateOptions = Gate
                   int(options.join_gap * SAMPLE_RATE))
     limit = int(options.max_piece * SAMPLE_RATE)
     spans = [part for span in spans for part in _split(span, probs, limit)]
-    return _pack(spans, limit)
+    return pack_pieces([SpeechPiece((span,)) for span in spans], options.max_piece)
+
+
+def pack_pieces(pieces: Sequence[SpeechPiece], max_piece: float = WINDOW_SECONDS, gap: int = 0) -> list[SpeechPiece]:
+    """The spans of ``pieces`` laid end to end, in order, with ``gap`` samples of silence at
+    every seam, into as few pieces of at most ``max_piece`` seconds as that allows; a piece
+    is never cut."""
+    out: list[list[tuple[int, int]]] = []
+    length, limit = 0, int(max_piece * SAMPLE_RATE)
+    for piece in pieces:
+        size = sum(e - s for s, e in piece.spans) + gap * (len(piece.spans) - 1)
+        if out and length + gap + size <= limit:
+            out[-1].extend(piece.spans)
+            length += gap + size
+        else:
+            out.append(list(piece.spans))
+            length = size
+    return [SpeechPiece(tuple(spans), gap) for spans in out]
 
 
 def whole_file_pieces(signal: np.ndarray, max_seconds: float) -> list[SpeechPiece]:
@@ -122,19 +150,6 @@ def _split(span: tuple[int, int], probs: np.ndarray, limit: int) -> list[tuple[i
         start = cut
     parts.append((start, end))
     return parts
-
-
-def _pack(spans: list[tuple[int, int]], limit: int) -> list[SpeechPiece]:
-    pieces: list[list[tuple[int, int]]] = []
-    length = 0
-    for s, e in spans:
-        if pieces and length + (e - s) <= limit:
-            pieces[-1].append((s, e))
-            length += e - s
-        else:
-            pieces.append([(s, e)])
-            length = e - s
-    return [SpeechPiece(tuple(p)) for p in pieces]
 
 
 def speech_share(probs: np.ndarray, start: float, end: float, threshold: float = 0.5) -> float:

@@ -10,8 +10,10 @@ Word times come from whisper.cpp's token timestamps, or with ``timestamps="dtw"`
 over the cross-attention of the model's alignment heads (a per-model preset). whisper.cpp
 silently drops DTW when flash attention is on, so DTW turns flash attention off.
 Only speech is decoded: Silero VAD finds it, and it goes to whisper.cpp in pieces of at most
-30 s (``speech``); pieces that come out as loops are decoded again hotter, and Whisper's
-stock silence phrases are dropped where the VAD heard none (``guards``). On the CPU several
+30 s (``speech``), each with one encoder run: what whisper.cpp's first window leaves of a
+piece is decoded with the other pieces' rests (``windows``); pieces that come out as loops
+are decoded again hotter, and Whisper's stock silence phrases are dropped where the VAD
+heard none (``guards``). On the CPU several
 pieces are decoded at once, each by its own whisper.cpp context on a share of the threads
 (``WhisperOptions.decoders``).
 """
@@ -32,9 +34,11 @@ from witness.asr.backend import AsrBackendInfo, backend_info
 from witness.asr.cpplog import CPP_LOG, LOG_ERROR
 from witness.asr.guards import LoopOptions, collapse_repeats, is_silence_phrase, longest_run, loop_reason, words_agree
 from witness.asr.options import WhisperOptions
-from witness.asr.speech import SpeechPiece, plan_pieces, speech_share, whole_file_pieces
+from witness.asr.options import WINDOW_SECONDS
+from witness.asr.speech import SpeechPiece, pack_pieces, plan_pieces, speech_share, whole_file_pieces
 from witness.asr.timings import StageClock, parse_print_timings
-from witness.asr.words import Piece, is_annotation, join_words
+from witness.asr.windows import OneWindow
+from witness.asr.words import Piece, is_annotation, join_words, monotonic, token_spans
 from witness.audio import SAMPLE_RATE
 from witness.errors import InputError, ModelError
 from witness.models.ggml import GgmlInfo, WhisperHparams, inspect_ggml
@@ -52,6 +56,7 @@ log = logging.getLogger(__name__)
 # under ~0.17 s (WHISPER_ASSERT filter_width < a->ne[2]: fewer audio frames than DTW's median
 # filter is wide); no word fits in that
 MIN_PIECE_SAMPLES = SAMPLE_RATE // 5
+REST_GAP = SAMPLE_RATE  # silence between the rests of pieces decoded together (``_rests``)
 
 
 @dataclass(frozen=True)
@@ -79,11 +84,13 @@ class AsrSegment:
 @dataclass
 class DecodeStats:
     """What decoding one file took: pieces decoded, seconds of audio in them, pieces decoded
-    again because they looked like loops, segments dropped as silence phrases or repeats."""
+    again because they looked like loops, pieces made of the rests whisper.cpp left of others
+    (``windows``), segments dropped as silence phrases or repeats."""
 
     pieces: int = 0
     speech_seconds: float = 0.0
     redecoded: int = 0
+    rests: int = 0
     dropped_silence_phrases: int = 0
     dropped_repeats: int = 0
 
@@ -220,19 +227,24 @@ class WhisperEngine:
                 for i, piece in enumerate(p for p in pieces if p.samples >= MIN_PIECE_SAMPLES)]
         tracker = _ProgressTracker(progress, sum(job.piece.samples for job in jobs))
         decoded, language = self._decode_all(jobs, self._language(), tracker)
+        rests = self._rests(tracks, jobs, decoded)
+        decoded += self._decode_all(rests, language, _ProgressTracker(None, 1))[0]
         tracker.done()
         per_track: list[list[AsrSegment]] = [[] for _ in tracks]
-        for job, (segments, redecoded) in zip(jobs, decoded):
+        for job, (segments, redecoded, _) in zip(jobs + rests, decoded):
             per_track[job.track].extend(segments)
             stats.redecoded += redecoded
-        per_track = [self._guarded(segments, track.probabilities, stats) for track, segments in zip(tracks, per_track)]
+        stats.rests = len(rests)
+        per_track = [self._guarded(sorted(segments, key=lambda s: (s.start, s.end)), track.probabilities, stats)
+                     for track, segments in zip(tracks, per_track)]
         return self._result(per_track, language, len(tracks[0].signal) / SAMPLE_RATE, stats)
 
     def _decode_all(self, jobs: list["_Job"], language: str,
-                    tracker: "_ProgressTracker") -> tuple[list[tuple[list[AsrSegment], bool]], str]:
-        """Each job's segments and whether it was decoded again, in job order, and the language
-        (with "auto", the one whisper.cpp detects in the first piece, which is decoded alone).
-        The others are decoded ``_decoders`` at a time, each on a context of its own."""
+                    tracker: "_ProgressTracker") -> tuple[list["_Decoded"], str]:
+        """Each job's segments, whether it was decoded again and its undecoded rest (``_decode``),
+        in job order, and the language (with "auto", the one whisper.cpp detects in the first
+        piece, which is decoded alone). The others are decoded ``_decoders`` at a time, each on a
+        context of its own."""
         out = []
         if jobs and language in ("", "auto"):
             (ctx, threads), = self._decoder_contexts(1)
@@ -243,7 +255,7 @@ class WhisperEngine:
         for context in self._decoder_contexts(self._decoders(len(rest))):
             free.put(context)
 
-        def decode(indexed: tuple[int, _Job]) -> tuple[list[AsrSegment], bool]:
+        def decode(indexed: tuple[int, _Job]) -> _Decoded:
             index, job = indexed
             ctx, threads = free.get()
             try:
@@ -255,6 +267,17 @@ class WhisperEngine:
             return out + [decode(indexed) for indexed in rest], language
         with ThreadPoolExecutor(free.qsize(), thread_name_prefix="whisper") as pool:
             return out + list(pool.map(decode, rest)), language
+
+    @staticmethod
+    def _rests(tracks: list[Track], jobs: list["_Job"], decoded: list["_Decoded"]) -> list["_Job"]:
+        """The rests that decoding ``jobs`` left (``windows``), laid end to end per track into
+        pieces of at most a window, each to be decoded whole. A rest ends where its piece did,
+        often mid-sentence: silence (``REST_GAP``) keeps the next one out of its last segment,
+        where DTW put the next rest's words (on the 30-minute corpus call, 250 s early)."""
+        return [_Job(k, piece, piece.audio(track.signal, track.own), first=False, one_window=False)
+                for k, track in enumerate(tracks)
+                for piece in pack_pieces([rest for job, (_, _, rest) in zip(jobs, decoded) if job.track == k and rest],
+                                         gap=REST_GAP)]
 
     def _decoders(self, jobs: int) -> int:
         """How many pieces to decode at once (``WhisperOptions.decoders``): one on a GPU, or
@@ -277,9 +300,10 @@ class WhisperEngine:
         return whole_file_pieces(track.signal, self.options.effective_chunk_seconds)
 
     def _decode(self, ctx: Any, threads: int, job: "_Job", language: str,
-                progress: Callable[[int], None] | None) -> tuple[list[AsrSegment], bool]:
-        """Segments of one piece (file times), and whether it had to be decoded again, on
-        ``ctx`` with ``threads`` threads.
+                progress: Callable[[int], None] | None) -> "_Decoded":
+        """Segments of one piece (file times), whether it had to be decoded again, and the
+        rest of the piece its decoding left (``windows.OneWindow``: with ``job.one_window``,
+        each pass ends before a second encoder run), on ``ctx`` with ``threads`` threads.
 
         The piece is decoded at the start temperature; a text that looks like a loop
         (``guards.loop_reason``: gzip ratio, repeats, words per second) is decoded again at each
@@ -292,31 +316,38 @@ class WhisperEngine:
         (T = 0.4 looks surer than T = 0), and retrying on it made a noisy corpus call worse
         (scripts/asr_speed.py --each)."""
         o, piece = self.options, job.piece
-        seconds = piece.samples / SAMPLE_RATE
         tried: list[_Candidate] = []
         for k, temperature in enumerate([o.temperature, *self._fallback_temperatures()]):
             params = self._full_params(language, o.initial_prompt if job.first and k == 0 else "", temperature,
                                        fresh=job.first or k > 0, threads=threads)
+            window = OneWindow(piece.samples, progress if k == 0 else None)
+            if job.one_window and o.one_window and not o.condition_on_previous_text \
+                    and piece.samples <= WINDOW_SECONDS * SAMPLE_RATE:
+                window.arm(params)
             self._run(ctx, job.audio, params, progress if k == 0 else None,
                       stage="first pass" if k == 0 else f"fallback T={temperature:g}")
-            tried.append(self._candidate(ctx, piece, seconds, k))
+            tried.append(self._candidate(ctx, piece, window, k))
             if tried[-1].failure is None:
-                return tried[-1].segments, k > 0
+                return tried[-1].decoded(piece, k > 0)
             if k == 1 and words_agree(tried[0].words, tried[1].words) >= LoopOptions.said_again:
                 log.info("piece at %.1f s, T=%g: %s in the greedy pass's words again: said so; no hotter pass",
                          piece.to_file(0.0), temperature, tried[-1].failure)
                 break
             log.info("piece at %.1f s, T=%g: %s; decoding it again hotter",
                      piece.to_file(0.0), temperature, tried[-1].failure)
-        return min(tried, key=_Candidate.rank).segments, True
+        return min(tried, key=_Candidate.rank).decoded(piece, True)
 
-    def _candidate(self, ctx: Any, piece: SpeechPiece, seconds: float, attempt: int) -> "_Candidate":
-        """The last whisper_full call's result on ``piece`` (its ``attempt``-th pass), measured."""
+    def _candidate(self, ctx: Any, piece: SpeechPiece, window: OneWindow, attempt: int) -> "_Candidate":
+        """The last whisper_full call's result on ``piece`` (its ``attempt``-th pass, guarded by
+        ``window``), measured over the audio it decoded."""
         segments = self._segments(ctx, piece)
+        n = self._pw.whisper_full_n_segments(ctx)
+        rest = window.rest(self._pw.whisper_full_get_segment_t1(ctx, n - 1) if n else None)
         text = " ".join(s.text for s in segments)
+        seconds = (piece.samples if rest is None else max(rest, MIN_PIECE_SAMPLES)) / SAMPLE_RATE
         loop = loop_reason(text, seconds) if self.options.redecode_loops else None
         words = tuple(normalize_words(text))
-        return _Candidate(segments, loop, longest_run(words, LoopOptions.max_ngram), attempt, words)
+        return _Candidate(segments, loop, longest_run(words, LoopOptions.max_ngram), attempt, words, rest)
 
     def _fallback_temperatures(self) -> list[float]:
         o = self.options
@@ -350,7 +381,7 @@ class WhisperEngine:
 
     def _run(self, ctx: Any, part: np.ndarray, params: Any, progress: Callable[[int], None] | None,
              stage: str) -> None:
-        if progress is not None:
+        if progress is not None and not params.print_progress:  # set already by an armed OneWindow
             params.print_progress = True  # the bindings call our callback only when this is on
             params.set_progress_callback(progress)
         with CPP_LOG.capture() as lines, self.clock.stage(stage):
@@ -445,7 +476,7 @@ class WhisperEngine:
         """The result of one file's tracks: each track's words made monotonic, then all of
         them in time order (with their track in ``channels`` when there are several)."""
         tagged = sorted(((w, k) for k, segments in enumerate(per_track)
-                         for w in _monotonic([w for seg in segments for w in seg.words], duration)),
+                         for w in monotonic([w for seg in segments for w in seg.words], duration)),
                         key=lambda wk: (wk[0].start, wk[0].end, wk[1]))
         backend = self.backend
         info = AsrInfo(
@@ -458,54 +489,6 @@ class WhisperEngine:
         return AsrResult(words=tuple(w for w, _ in tagged), segments=tuple(segments), language=language,
                          duration=duration, info=info,
                          channels=tuple(k for _, k in tagged) if len(per_track) > 1 else None)
-
-
-def token_spans(segments: list[list[Any]], dtw: bool) -> list[list[tuple[int, int]]]:
-    """(start, end) in centiseconds per text token, per segment (whisper_token_data: t0, t1, t_dtw).
-
-    Token mode: whisper.cpp's t0/t1. DTW mode: whisper.cpp stamps token k with the frame
-    where the alignment path enters the next row; a decoder row attends to the audio of the
-    token it predicts (row 0, the no-timestamps token, predicts the first text token), so
-    that frame is where token k's audio *ends*. Token k thus spans t_dtw[k-1]..t_dtw[k]; a
-    segment's first token starts no earlier than the segment's own timestamp (t0), which
-    keeps a pause between decoding windows out of the next word.
-    """
-    if not dtw:
-        return [[(d.t0, max(d.t0, d.t1)) for d in tokens] for tokens in segments]
-    out, previous_end = [], None
-    for tokens in segments:
-        spans = []
-        for i, d in enumerate(tokens):
-            end = d.t_dtw if d.t_dtw >= 0 else d.t1
-            start = d.t0 if previous_end is None else previous_end
-            if i == 0:
-                start = max(start, d.t0)
-            spans.append((min(start, end), end))
-            previous_end = end
-        out.append(spans)
-    return out
-
-
-WORD_SECONDS_BASE = 0.2  # a word lasts at most this…
-WORD_SECONDS_PER_CHAR = 0.1  # …plus this per letter (speech runs at ~14 letters a second)
-
-
-def _monotonic(words: list[Word], duration: float) -> tuple[Word, ...]:
-    """Clamp word times into [0, duration], make starts non-decreasing, and bound each
-    word's length. whisper.cpp knows where a word ends (DTW) but a segment's first word
-    starts where the segment does: after a long silence (a ring tone, music) that put
-    "Hello" at 0.0-7.1 s when it was said at 6.7 s; its start moves to end - a plausible
-    length for its letters (6.4 s here)."""
-    out: list[Word] = []
-    last = 0.0
-    for w in words:
-        letters = sum(c.isalnum() for c in w.text)
-        plausible_start = w.end - (WORD_SECONDS_BASE + WORD_SECONDS_PER_CHAR * max(1, letters))
-        start = min(max(w.start, plausible_start, last), duration)
-        end = min(max(w.end, start), duration)
-        out.append(Word(start=start, end=end, text=w.text, probability=w.probability))
-        last = start
-    return tuple(out)
 
 
 class _ProgressTracker:
@@ -540,25 +523,38 @@ class _ProgressTracker:
 
 @dataclass(frozen=True)
 class _Job:
-    """A piece to decode: of track ``track``, its audio ((samples,) float32), and whether it
-    is the track's first (the one ``initial_prompt`` conditions)."""
+    """A piece to decode: of track ``track``, its audio ((samples,) float32), whether it is
+    the track's first (the one ``initial_prompt`` conditions), and whether its decoding stops
+    before a second encoder run (``windows.OneWindow``; off for the pieces of rests)."""
 
     track: int
     piece: SpeechPiece
     audio: np.ndarray
     first: bool
+    one_window: bool = True
+
+
+_Decoded = tuple[list[AsrSegment], bool, "SpeechPiece | None"]  # segments, decoded again, undecoded rest
 
 
 @dataclass(frozen=True)
 class _Candidate:
     """One decoding of a piece: its segments, why it looks like a loop (None: it passes), its
-    longest run of one n-gram, which pass made it (0: the first), and its normalised words."""
+    longest run of one n-gram, which pass made it (0: the first), its normalised words, and
+    the sample offset where it stopped short of the piece's end (None: it did not)."""
 
     segments: list[AsrSegment]
     failure: str | None
     repeats: int
     attempt: int
     words: tuple[str, ...]
+    rest: int | None = None
+
+    def decoded(self, piece: SpeechPiece, again: bool) -> _Decoded:
+        """What ``_decode`` returns for this candidate of ``piece``: a rest shorter than
+        whisper.cpp takes is dropped."""
+        rest = piece.after(self.rest) if self.rest is not None else None
+        return self.segments, again, rest if rest is not None and rest.samples >= MIN_PIECE_SAMPLES else None
 
     def rank(self) -> tuple:
         """Smaller is better: no loop first (among loops, fewer repeats), then the coolest pass."""

@@ -6,14 +6,15 @@ a "word" of punctuation only is glued to its neighbour (opening marks such as ``
 ``¿`` to the next word, the rest to the previous one); a word in brackets or parentheses
 (``[BLANK_AUDIO]``, ``(music)``) or of symbols only (``♪``) is Whisper annotating non-speech
 and is dropped, as are pieces decoding to nothing. Text is decoded from the joined bytes of a
-word, so a character split across tokens survives.
+word, so a character split across tokens survives. ``token_spans`` gives each token its time
+span from whisper.cpp's token data, and ``monotonic`` makes a track's word times orderly.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from witness.transcript import Word
 
@@ -129,3 +130,51 @@ def is_annotation(text: str) -> bool:
     bracketed = (t[0], t[-1]) in {("[", "]"), ("(", ")"), ("*", "*")} and len(t) > 1
     no_word_chars = not any(c.isalnum() for c in t) and not is_punctuation(t)
     return bracketed or no_word_chars
+
+
+def token_spans(segments: list[list[Any]], dtw: bool) -> list[list[tuple[int, int]]]:
+    """(start, end) in centiseconds per text token, per segment (whisper_token_data: t0, t1, t_dtw).
+
+    Token mode: whisper.cpp's t0/t1. DTW mode: whisper.cpp stamps token k with the frame
+    where the alignment path enters the next row; a decoder row attends to the audio of the
+    token it predicts (row 0, the no-timestamps token, predicts the first text token), so
+    that frame is where token k's audio *ends*. Token k thus spans t_dtw[k-1]..t_dtw[k]; a
+    segment's first token starts no earlier than the segment's own timestamp (t0), which
+    keeps a pause between decoding windows out of the next word.
+    """
+    if not dtw:
+        return [[(d.t0, max(d.t0, d.t1)) for d in tokens] for tokens in segments]
+    out, previous_end = [], None
+    for tokens in segments:
+        spans = []
+        for i, d in enumerate(tokens):
+            end = d.t_dtw if d.t_dtw >= 0 else d.t1
+            start = d.t0 if previous_end is None else previous_end
+            if i == 0:
+                start = max(start, d.t0)
+            spans.append((min(start, end), end))
+            previous_end = end
+        out.append(spans)
+    return out
+
+
+WORD_SECONDS_BASE = 0.2  # a word lasts at most this…
+WORD_SECONDS_PER_CHAR = 0.1  # …plus this per letter (speech runs at ~14 letters a second)
+
+
+def monotonic(words: list[Word], duration: float) -> tuple[Word, ...]:
+    """Clamp word times into [0, duration], make starts non-decreasing, and bound each
+    word's length. whisper.cpp knows where a word ends (DTW) but a segment's first word
+    starts where the segment does: after a long silence (a ring tone, music) that put
+    "Hello" at 0.0-7.1 s when it was said at 6.7 s; its start moves to end - a plausible
+    length for its letters (6.4 s here)."""
+    out: list[Word] = []
+    last = 0.0
+    for w in words:
+        letters = sum(c.isalnum() for c in w.text)
+        plausible_start = w.end - (WORD_SECONDS_BASE + WORD_SECONDS_PER_CHAR * max(1, letters))
+        start = min(max(w.start, plausible_start, last), duration)
+        end = min(max(w.end, start), duration)
+        out.append(Word(start=start, end=end, text=w.text, probability=w.probability))
+        last = start
+    return tuple(out)
