@@ -21,7 +21,8 @@ embeds the long turns again each time) and scoring.
 
 Sets: ``dev`` (the sample call and the 7 dev-set files), ``devlong`` (the dev set
 concatenated to 20 minutes, 21 people), ``tune`` and ``check`` (the corpus parts;
-``--corpus`` is its folder). Tune on ``dev`` and ``tune`` only.
+``--corpus`` is its folder), ``onevoice`` (one speaker alone, cut from the check part's
+2-speaker calls: ``one_voice_items``). Tune on ``dev`` and ``tune`` only.
 """
 
 from __future__ import annotations
@@ -111,6 +112,33 @@ def corpus_items(corpus: Path, part: str) -> list[Item]:
     calls = [json.loads(path.read_text()) for path in sorted((corpus / part).glob("*.json")) if path.stem != "index"]
     return [_item(part, corpus / part / f"{c['uri']}.wav", c["band"], c["snr_db"], c["duration"], c["speakers"])
             for c in calls if (corpus / part / f"{c['uri']}.rttm").exists()]
+
+
+def one_voice_items(corpus: Path, part: str, cache: Path) -> list[Item]:
+    """One voice alone, is it heard as one? From each 2-speaker call of ``part`` under 5
+    minutes, the speech of its speaker who talks most, where the other is silent, joined
+    (written once into ``cache``/onevoice-``part``); its reference is that one speaker."""
+    items = []
+    for call in corpus_items(corpus, part):
+        if call.speakers != 2 or call.duration >= 300:
+            continue
+        talk = defaultdict(float)
+        for t in call.reference:
+            talk[t.speaker] += t.duration
+        who = max(talk, key=talk.__getitem__)
+        wav = cache / f"onevoice-{part}" / f"{call.name}.wav"
+        if not wav.exists():
+            samples = load_audio(call.wav).samples
+            mask = np.zeros(len(samples), dtype=bool)
+            for keep in (True, False):
+                for t in call.reference:
+                    if (t.speaker == who) == keep:
+                        mask[int(t.start * SAMPLE_RATE):int(t.end * SAMPLE_RATE)] = keep
+            wav.parent.mkdir(parents=True, exist_ok=True)
+            write_wav(wav, samples[mask])
+            wav.with_suffix(".rttm").write_text(format_rttm([Turn(0.0, mask.sum() / SAMPLE_RATE, who)], wav.stem))
+        items.append(_item("onevoice", wav, call.band, call.snr, load_audio(wav).duration, (who,)))
+    return items
 
 
 def cached_windows(diarizer: Diarizer, item: Item, cache: Path) -> WindowEmbeddings:
@@ -488,6 +516,7 @@ def main() -> None:
     parser.add_argument("--fas", help="comma-separated VBx Fa")
     parser.add_argument("--fbs", help="comma-separated VBx Fb")
     parser.add_argument("--vbx-belows", help="comma-separated: with ahc, VBx counts again where AHC finds fewer")
+    parser.add_argument("--vbx-seconds-unders", help="comma-separated: ...in a call shorter (seconds; 0: any)")
     parser.add_argument("--write-cohort", action="store_true", help="build the cohort from these sets (tune!)")
     parser.add_argument("--group", type=int, default=8, help="embeddings per cohort row")
     parser.add_argument("--bench", type=Path, help="time one whole diarization of this .wav (beside its .rttm)")
@@ -510,6 +539,7 @@ def main() -> None:
     items = []
     for name in args.sets.split(","):
         items += (dev_items() if name == "dev" else [long_dev_item(args.cache)] if name == "devlong"
+                  else one_voice_items(args.corpus, "check", args.cache) if name == "onevoice"
                   else corpus_items(args.corpus, name))
     for item in items:
         cached_windows(diarizer, item, args.cache)
@@ -524,7 +554,7 @@ def main() -> None:
             label = ", ".join(f"{k} {getattr(clustering, k)}" for k in (
                 ("method", "vbx_threshold", "vbx_init_clusters", "fa", "fb") if clustering.method == "vbx" else
                 ("threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty")
-                + (("vbx_below",) if clustering.vbx_below else ())))
+                + (("vbx_below", "vbx_seconds_under") if clustering.vbx_below else ())))
             label += (f", mixed_cosine {split.mixed_cosine}, fragment_score {split.fragment_score}" if split
                       else ", no split")
             for counter in args.counters.split(",") if args.counters else [None]:
@@ -576,15 +606,15 @@ def _grid(args, base):
     """Every clustering setting asked for, as variants of ``base``."""
     def values(text, kind):
         return [None] if not text else [kind(x) for x in text.split(",")]
-    for threshold, cohort, snorm, top, penalty, method, cut, init, fa, fb, below in itertools.product(
+    for threshold, cohort, snorm, top, penalty, method, cut, init, fa, fb, below, under in itertools.product(
             values(args.thresholds, float), values(args.cohorts, str), values(args.snorm_thresholds, float),
             values(args.tops, int), values(args.penalties, float), values(args.methods, str),
             values(args.vbx_thresholds, float), values(args.vbx_inits, int), values(args.fas, float),
-            values(args.fbs, float), values(args.vbx_belows, int)):
+            values(args.fbs, float), values(args.vbx_belows, int), values(args.vbx_seconds_unders, float)):
         changes = {"threshold": threshold, "cohort": "" if cohort == "none" else cohort,
                    "snorm_threshold": snorm, "cohort_top": top, "cannot_link_penalty": penalty, "method": method,
                    "plda": args.plda if method == "vbx" or below else None, "vbx_threshold": cut,
-                   "vbx_init_clusters": init, "fa": fa, "fb": fb, "vbx_below": below}
+                   "vbx_init_clusters": init, "fa": fa, "fb": fb, "vbx_below": below, "vbx_seconds_under": under}
         yield replace(base, **{k: v for k, v in changes.items() if v is not None})
 
 

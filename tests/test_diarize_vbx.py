@@ -69,7 +69,8 @@ def test_speaker_bounds_win_over_vbxs_count(sample_windows, bounds, count):
     assert clusters.found == 2 and clusters.num_clusters == count
 
 
-RULE = dataclasses.replace(CAMPPLUS_CLUSTERING, plda="campplus_plda.npz", vbx_below=2)
+RULE = CAMPPLUS_CLUSTERING  # the default: VBx where the AHC rule hears one voice in a call under 60 s
+AHC = dataclasses.replace(CAMPPLUS_CLUSTERING, vbx_below=0)  # the AHC + s-norm rule alone
 
 
 @pytest.fixture(scope="module")
@@ -86,11 +87,11 @@ def channel_windows(default_models, sample_audio):
 
 def test_the_rule_takes_vbx_where_the_ahc_rule_hears_one_voice(channel_windows, sample_call):
     """In mu-law telephone band the AHC rule merges the call's two voices; VBx keeps them apart,
-    and the rule (VBx below 2 speakers) takes VBx's clusters."""
+    and the rule (VBx where AHC finds 1 speaker in a call under 60 s) takes VBx's clusters."""
     from witness.diarize.clustering import cluster
 
     windows = channel_windows["telephone"]
-    ahc, vbx, rule = (cluster(windows.embeddings, windows.segmentations, c) for c in (CAMPPLUS_CLUSTERING, VBX, RULE))
+    ahc, vbx, rule = (cluster(windows.embeddings, windows.segmentations, c) for c in (AHC, VBX, RULE))
     assert (ahc.found, vbx.found, rule.found) == (1, 2, 2)
     np.testing.assert_array_equal(rule.hard, vbx.hard)
     models = choose_models("campplus")
@@ -100,12 +101,25 @@ def test_the_rule_takes_vbx_where_the_ahc_rule_hears_one_voice(channel_windows, 
     assert out.found == 2 and diarization_error(reference, list(out.turns)).der < 0.2  # 14.3% (the AHC rule: 47.1%)
 
 
+def test_the_rule_keeps_the_ahc_rule_on_calls_as_long_as_its_cut(channel_windows):
+    """Where the AHC rule hears one voice, VBx is taken only on calls shorter than
+    ``vbx_seconds_under``: from the call's own length on, the AHC rule's one speaker stays."""
+    from witness.diarize.clustering import cluster
+
+    windows = channel_windows["telephone"]
+    seconds = windows.segmentations.num_frames * windows.segmentations.frame_step
+    assert seconds == pytest.approx(30.0, abs=0.1)
+    for under, found in ((seconds, 1), (seconds + 1.0, 2)):
+        config = dataclasses.replace(RULE, vbx_seconds_under=under)
+        assert cluster(windows.embeddings, windows.segmentations, config).found == found
+
+
 def test_the_rule_keeps_the_ahc_rule_where_it_hears_two_voices(channel_windows):
     """Through AMR-NB the AHC rule hears the two voices and VBx three: the rule keeps AHC's."""
     from witness.diarize.clustering import cluster
 
     windows = channel_windows["amr-nb"]
-    ahc, vbx, rule = (cluster(windows.embeddings, windows.segmentations, c) for c in (CAMPPLUS_CLUSTERING, VBX, RULE))
+    ahc, vbx, rule = (cluster(windows.embeddings, windows.segmentations, c) for c in (AHC, VBX, RULE))
     assert (ahc.found, vbx.found, rule.found) == (2, 3, 2)
     np.testing.assert_array_equal(rule.hard, ahc.hard)
 
