@@ -69,8 +69,9 @@ def test_speaker_bounds_win_over_vbxs_count(sample_windows, bounds, count):
     assert clusters.found == 2 and clusters.num_clusters == count
 
 
-RULE = CAMPPLUS_CLUSTERING  # the default: VBx where the AHC rule hears one voice in a call under 60 s
-AHC = dataclasses.replace(CAMPPLUS_CLUSTERING, vbx_below=0)  # the AHC + s-norm rule alone
+# VBx where the AHC rule hears one voice in a call under 60 s (measured, not the default)
+RULE = dataclasses.replace(CAMPPLUS_CLUSTERING, plda="campplus_plda.npz", vbx_below=2, vbx_seconds_under=60.0)
+AHC = CAMPPLUS_CLUSTERING  # the default: the AHC + s-norm rule alone
 
 
 @pytest.fixture(scope="module")

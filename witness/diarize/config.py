@@ -100,8 +100,7 @@ class ClusteringConfig:
 
 
 CAMPPLUS_CLUSTERING = ClusteringConfig(threshold=0.45, cohort="campplus_cohort.npy", cohort_top=20,
-                                       snorm_threshold=5.0, cannot_link_penalty=3.0, plda="campplus_plda.npz",
-                                       vbx_below=2, vbx_seconds_under=60.0)
+                                       snorm_threshold=5.0, cannot_link_penalty=3.0)
 """3D-Speaker CAM++ (the default), tuned on the tuning corpus's tune part (105 calls), the dev
 set and its 20-minute concatenation (``scripts/measure_counting.py``): AHC over-clusters at
 0.45, then clusters merge while the adaptive s-norm of their centroids (top 20 of a 285-row
@@ -118,15 +117,15 @@ right (72) but lost on DER; cut 6 lost the 20 minutes (41.4%). Before that: AHC 
 alone (dev set 23.3% strict / 15.8% paper). Spectral clustering with an eigengap count
 (3D-Speaker's recipe) scored 23.8% at best on the dev set and over-counted 30 s files.
 
-Where that rule hears one voice in a call under 60 s, VBx counts again (``vbx_below`` 2,
-``vbx_seconds_under`` 60), chosen on the tune parts of corpus v1 and v2 only (2-4-speaker calls
-counted right, strict DER; each tune call's PLDA and cohort without its own speakers):
-91/116 22.4% -> 93/116 21.7% (VBx everywhere: 90/116 23.9%). VBx on long calls or where the
-rule finds >= 5 speakers lost there (the 15-minute 8-speaker tune call: 21.9% -> 42.5%), and
-so did VBx on longer calls where the rule hears one voice (84 s: 45% -> 76%; 196 s: 16% -> 22%).
-Held out (``measure_counting.py --sets check``, both corpora): 61/79 25.1% -> 63/79 24.7%;
-the dev set unchanged (17.1%, the four dev calls right). Its cost: one voice alone is heard as
-two more often (one speaker's speech cut from 2-speaker tune calls: 20 -> 9 of 30 one voice)."""
+Measured, not the default: VBx counting again where that rule hears one voice in a call under
+60 s (``vbx_below`` 2, ``vbx_seconds_under`` 60), chosen on the tune parts of corpus v1 and v2
+only (2-4-speaker calls counted right, strict DER; each tune call's PLDA and cohort without its
+own speakers): 91/116 22.4% -> 93/116 21.7% (VBx everywhere: 90/116 23.9%; VBx on long calls or
+where the rule finds >= 5 speakers lost there: the 15-minute 8-speaker tune call 21.9% -> 42.5%).
+Held out: check parts v1+v2 61/79 25.1% -> 63/79 24.7%, the dev set unchanged (17.1%, the four
+dev calls right). But a lone voice is heard as two far more often (``--sets onevoice``, one
+speaker cut from the check parts' 2-speaker calls: 27 -> 15 of 55 one voice), and enrolling a
+45 s recording of one voice was refused as two voices (tests/test_cli_voices.py)."""
 
 CAMPPLUS_PIECE_CLUSTERING = ClusteringConfig()
 """CAM++ on the Silero VAD pieces of the fallback path: AHC cut at 0.7 (the cohort was made
