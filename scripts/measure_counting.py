@@ -497,7 +497,7 @@ def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="dev", help="comma-separated: dev, tune, check")
+    parser.add_argument("--sets", default="dev", help="comma-separated: dev, devlong, tune, check, onevoice")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/witness-counting-cache"))
     parser.add_argument("--scores", action="store_true", help="same/different-speaker scores by condition")
