@@ -114,7 +114,7 @@ def test_a_piece_too_short_for_dtw_is_skipped_not_fatal(tiny_en):
 
 def test_whisper_cpp_s_assert_is_printed_before_it_aborts(tiny_en):
     run = _python(tiny_en.path, """
-    engine._run(engine._contexts[0], part, engine._full_params("en", "", 0.0, fresh=True), None, "first pass")
+    engine._run(engine._contexts[0], part, engine._full_params("en", "", 0.0, fresh=True), "first pass")
     """)
     assert run.returncode == -signal.SIGABRT
     assert "whisper.cpp: WHISPER_ASSERT:" in run.stderr and "filter_width" in run.stderr

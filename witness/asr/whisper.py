@@ -320,12 +320,11 @@ class WhisperEngine:
         for k, temperature in enumerate([o.temperature, *self._fallback_temperatures()]):
             params = self._full_params(language, o.initial_prompt if job.first and k == 0 else "", temperature,
                                        fresh=job.first or k > 0, threads=threads)
-            window = OneWindow(piece.samples, progress if k == 0 else None)
-            if job.one_window and o.one_window and not o.condition_on_previous_text \
-                    and piece.samples <= WINDOW_SECONDS * SAMPLE_RATE:
-                window.arm(params)
-            self._run(ctx, job.audio, params, progress if k == 0 else None,
-                      stage="first pass" if k == 0 else f"fallback T={temperature:g}")
+            guard = job.one_window and o.one_window and not o.condition_on_previous_text \
+                and piece.samples <= WINDOW_SECONDS * SAMPLE_RATE
+            window = OneWindow(piece.samples, progress if k == 0 else None, guard)
+            window.arm(params)
+            self._run(ctx, job.audio, params, stage="first pass" if k == 0 else f"fallback T={temperature:g}")
             tried.append(self._candidate(ctx, piece, window, k))
             if tried[-1].failure is None:
                 return tried[-1].decoded(piece, k > 0)
@@ -379,11 +378,7 @@ class WhisperEngine:
             raise InputError(f"unknown language code {wanted!r} (use an ISO 639-1 code such as en, de, fr)")
         return wanted
 
-    def _run(self, ctx: Any, part: np.ndarray, params: Any, progress: Callable[[int], None] | None,
-             stage: str) -> None:
-        if progress is not None and not params.print_progress:  # set already by an armed OneWindow
-            params.print_progress = True  # the bindings call our callback only when this is on
-            params.set_progress_callback(progress)
+    def _run(self, ctx: Any, part: np.ndarray, params: Any, stage: str) -> None:
         with CPP_LOG.capture() as lines, self.clock.stage(stage):
             rc = self._pw.whisper_full(ctx, params, part, len(part))
         if rc != 0:

@@ -22,21 +22,25 @@ CENTISECOND = SAMPLE_RATE // 100  # whisper.cpp's times are in 10 ms
 
 
 class OneWindow:
-    """One whisper_full call's guard over a piece of ``samples`` samples: ``arm`` it on the
-    call's parameters; afterwards ``rest`` says where the undecoded rest starts (None: the
-    call decoded all of it). ``progress`` still gets whisper.cpp's percentages."""
+    """One whisper_full call's window over a piece of ``samples`` samples: ``arm`` it on the
+    call's parameters (``progress`` gets whisper.cpp's percentages); with ``guard`` it refuses
+    a second encoder run, and afterwards ``rest`` says where the undecoded rest starts (None:
+    the call decoded all of it)."""
 
-    def __init__(self, samples: int, progress: Callable[[int], None] | None = None):
+    def __init__(self, samples: int, progress: Callable[[int], None] | None = None, guard: bool = True):
         self.samples = samples
         self.refused = False
+        self._guard = guard
         self._runs = 0
         self._percent = 0  # of the piece before the window about to be encoded
         self._progress = progress
 
     def arm(self, params: Any) -> None:
-        params.print_progress = True  # the bindings call the progress callback only when this is on
-        params.set_progress_callback(self._on_progress)
-        params.set_encoder_begin_callback(self._on_encoder)
+        if self._progress is not None or self._guard:
+            params.print_progress = True  # the bindings call the progress callback only when this is on
+            params.set_progress_callback(self._on_progress)
+        if self._guard:
+            params.set_encoder_begin_callback(self._on_encoder)
 
     def _on_progress(self, percent: int) -> None:
         self._percent = percent
