@@ -85,6 +85,7 @@ def test_rests_packed_with_silence_between_map_back_to_their_own_spans():
     assert audio[2 * SR:int(2.5 * SR)].max() == 0 and audio[: 2 * SR].min() == audio[int(2.5 * SR):].min() == 1
     assert piece.to_file(1.0) == 2.0 and piece.to_file(2.75) == 10.25
     assert piece.to_file(2.2, end=True) == 3.0 and piece.to_file(2.2) == 10.0  # in the silence
+    assert [piece.span_at(t) for t in (0.0, 1.9, 2.2, 2.5, 9.0)] == [0, 0, 1, 1, 1]  # the silence: the next span
     assert pack_pieces(rests * 10, gap=SR // 2)[0].samples <= 30 * SR
 
 

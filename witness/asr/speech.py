@@ -78,6 +78,16 @@ class SpeechPiece:
             offset -= e - s + self.gap
         return SpeechPiece(tuple(spans), self.gap) if spans else None
 
+    def span_at(self, seconds: float) -> int:
+        """Index of the span that a start ``seconds`` into this piece maps to (``to_file``)."""
+        at, offset = seconds * SAMPLE_RATE, 0
+        for k, (s, e) in enumerate(self.spans):
+            offset += e - s
+            if at < offset:
+                return k
+            offset += self.gap
+        return max(0, len(self.spans) - 1)
+
     def to_file(self, seconds: float, end: bool = False) -> float:
         """File time of ``seconds`` into this piece. At a seam between spans (or in the gap
         there) a start belongs to the next span and an end (``end=True``) to the one before."""
