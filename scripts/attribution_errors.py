@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """Where do wrong-speaker words come from? WDER (each digit a word) split by cause, from the
 runs ``scripts/measure_merge.py`` keeps in its cache (words, turns and centroids per call),
-merged again here with the default merge options (no engine runs again).
+merged again here with the default merge options (no engine runs again), or (``--outputs``)
+from transcripts ``witness`` already wrote (``end_to_end.py --out``), scored as they are.
 
-Calls whose speaker count is wrong are counting's share. On calls counted right, each word
-given the wrong speaker is put in the first of these that fits:
+Each word given the wrong speaker is put in the first of these that fits:
 
+- ``misplaced``: Whisper's timing put the word more than 1 s outside its reference utterance;
 - ``no turn``: unattributed, or no turn of any speaker overlaps the word;
+- ``missing``: the word's reference speaker was never found (no found speaker maps to them);
+- ``extra``: the word went to a found speaker who maps to no reference speaker;
 - ``short``: the reference utterance is a backchannel or a rapid 1-word turn (corpus labels);
 - ``overlap``: two reference speakers talk at the word's middle;
 - ``edge``: a reference change of speaker lies within 0.5 s of the word;
 - ``straddle``: the word's sentence (``merge.sentences``) holds reference words of two speakers;
-- ``mid-turn``: none of those: the turns themselves name another speaker there.
+- ``mid-turn``: none of those: confusion between two found speakers inside a turn.
 
 ``turns right``: of the wrong words, how many the plain assignment (most overlapping turn) had
 right, i.e. what a later merge step broke. ``oracle turns``: WDER when the reference turns are
@@ -21,6 +24,7 @@ merged instead (what Whisper's timings and the merge rule lose on their own).
     python scripts/attribution_errors.py --calls DIR --cache CACHE [-v] [--set opinion_margin=0.05]
     python scripts/attribution_errors.py --calls DIR --cache CACHE --write OUT   # then, as witness scores:
     python scripts/end_to_end.py --calls DIR --out OUT
+    python scripts/attribution_errors.py --calls DIR --outputs OUT -v   # witness's own outputs
 """
 
 from __future__ import annotations
@@ -47,8 +51,9 @@ from witness.rttm import read_rttm  # noqa: E402
 from witness.textnorm import scoring_words  # noqa: E402
 from witness.transcript import read_transcript  # noqa: E402
 
-CAUSES = ("no turn", "short", "overlap", "edge", "straddle", "mid-turn")
+CAUSES = ("misplaced", "no turn", "missing", "extra", "short", "overlap", "edge", "straddle", "mid-turn")
 EDGE = 0.5  # s
+MISPLACED = 1.0  # s
 
 
 @dataclass
@@ -100,16 +105,23 @@ def score(ref, segments, kinds, ref_turns, words, labels, plain, heard) -> tuple
     speakers_in = {}
     for r, h in pairs:
         speakers_in.setdefault(sentence_of[h[2]], set()).add(r[1])
+    found = set(mapping.values())
     tally = Tally(aligned=len(pairs))
     for r, h in pairs:
         if h[1] is not None and mapping.get(h[1]) == r[1]:
             continue
         tally.wrong += 1
-        word = words[h[2]]
+        word, said = words[h[2]], segments[r[2]]
         tally.turns_right += plain[h[2]] is not None and mapping.get(plain[h[2]]) == r[1]
         middle = (word.start + word.end) / 2
-        if h[1] is None or not heard[h[2]]:
+        if word.end < said.start - MISPLACED or word.start > said.end + MISPLACED:
+            cause = "misplaced"
+        elif h[1] is None or not heard[h[2]]:
             cause = "no turn"
+        elif r[1] not in found:
+            cause = "missing"
+        elif h[1] not in mapping:
+            cause = "extra"
         elif kinds[r[2]] in ("backchannel", "rapid"):
             cause = "short"
         elif len({t.speaker for t in ref_turns if t.start <= middle <= t.end}) > 1:
@@ -139,55 +151,24 @@ def options_from(settings: list[str]) -> MergeOptions:
     return replace(MergeOptions(), **values)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=Path, required=True, help="corpus folder (NAME.wav, .stm, .rttm, .json)")
-    parser.add_argument("--cache", type=Path, required=True, help="measure_merge.py's cache for those calls")
-    parser.add_argument("--only", help="comma-separated call names")
-    parser.add_argument("--set", action="append", default=[], help="merge option NAME=VALUE (repeatable)")
-    parser.add_argument("--oracle", action="store_true", help="also merge the reference turns")
-    parser.add_argument("-v", "--verbose", action="store_true", help="one line per call")
-    parser.add_argument("--write", type=Path, help="also write each call's transcript so merged to WRITE/NAME.json")
-    args = parser.parse_args()
-    options = options_from(args.set)
-    from witness.diarize.embedding import CamPlusPlusEmbedder
-    from witness.models.diarization_choice import choose_models
+def merged_labels(cached: Path, call: Path, options: MergeOptions, embedder, write: Path | None):
+    """(transcript, words in time order without speakers, their speakers): merged again from
+    measure_merge's cache, or as witness wrote them (``embedder`` None: ``--outputs``)."""
+    transcript = read_transcript(cached)
+    ordered = sorted(transcript.words, key=lambda w: (w.start, w.end))
+    words = [replace(w, speaker=None) for w in ordered]
+    if embedder is None:
+        return transcript, words, [w.speaker for w in ordered]
+    centroids = dict(np.load(cached.with_suffix(".npz")))
+    voices = CentroidVoices(load_audio(call).samples, embedder.embed, centroids) if options.second_opinion else None
+    merged = merge(words, transcript.exclusive_turns, options, voices)
+    if write:
+        write.mkdir(parents=True, exist_ok=True)
+        (write / cached.name).write_text(replace(transcript, utterances=merged.utterances).to_json())
+    return transcript, words, [w.speaker for w in merged.words]
 
-    embedder = CamPlusPlusEmbedder(choose_models().embedding_path, min_clean_seconds=OPINION_MIN_SECONDS)
-    totals: dict[tuple[str, str], Tally] = {}
-    oracle: dict[str, Tally] = {}
-    only = set(args.only.split(",")) if args.only else None
-    for cached in sorted(args.cache.glob("*.json")):
-        call = args.calls / f"{cached.stem}.wav"
-        if (only and cached.stem not in only) or not call.exists():
-            continue
-        transcript = read_transcript(cached)
-        words = sorted((replace(w, speaker=None) for w in transcript.words), key=lambda w: (w.start, w.end))
-        centroids = dict(np.load(cached.with_suffix(".npz")))
-        voices = CentroidVoices(load_audio(call).samples, embedder.embed, centroids) if options.second_opinion else None
-        merged = merge(words, transcript.exclusive_turns, options, voices)
-        labels = [w.speaker for w in merged.words]
-        if args.write:
-            args.write.mkdir(parents=True, exist_ok=True)
-            (args.write / cached.name).write_text(replace(transcript, utterances=merged.utterances).to_json())
-        plain, heard = _assign(words, sorted(transcript.exclusive_turns, key=lambda t: (t.start, t.end)),
-                               options.gap_tolerance)
-        ref, segments, kinds, ref_turns = reference(call)
-        tally, _ = score(ref, segments, kinds, ref_turns, words, labels, plain, heard)
-        true_n, found = len({s.speaker for s in segments}), len(transcript.speakers)
-        key = (group(true_n), "count right" if true_n == found else "count wrong")
-        totals.setdefault(key, Tally()).add(tally)
-        line = f"{cached.stem:10s} {true_n}->{found} WDER {tally.wrong / max(1, tally.aligned):6.2%} " \
-               f"({tally.wrong}/{tally.aligned}) " + " ".join(f"{c}={tally.causes[c]}" for c in CAUSES if tally.causes[c])
-        if args.oracle:
-            exclusive = exclusive_turns(ref_turns)
-            olabels = [w.speaker for w in merge(words, exclusive, replace(options, second_opinion=False)).words]
-            oplain, oheard = _assign(words, exclusive, options.gap_tolerance)
-            otally, _ = score(ref, segments, kinds, ref_turns, words, olabels, oplain, oheard)
-            oracle.setdefault(group(true_n), Tally()).add(otally)
-            line += f"  | oracle turns {otally.wrong / max(1, otally.aligned):6.2%}"
-        if args.verbose:
-            print(line, flush=True)
+
+def report(totals: dict[tuple[str, str], Tally], oracle: dict[str, Tally]) -> None:
     print(f"\n{'group':28s} {'WDER':>7s} {'wrong':>6s} {'words':>6s} {'turns right':>11s}  " + " ".join(f"{c:>9s}" for c in CAUSES))
     for (g, counted), t in sorted(totals.items()):
         print(f"{g + ', ' + counted:28s} {t.wrong / max(1, t.aligned):7.2%} {t.wrong:6d} {t.aligned:6d} {t.turns_right:11d}  "
@@ -197,11 +178,61 @@ def main() -> None:
         for (gg, _), v in totals.items():
             if gg == g:
                 t.add(v)
-        print(f"{g + ', all':28s} {t.wrong / max(1, t.aligned):7.2%} {t.wrong:6d} {t.aligned:6d}")
+        print(f"{g + ', all':28s} {t.wrong / max(1, t.aligned):7.2%} {t.wrong:6d} {t.aligned:6d} {t.turns_right:11d}  "
+              + " ".join(f"{100 * t.causes[c] / max(1, t.aligned):8.2f}%" for c in CAUSES))
     for g, t in sorted(oracle.items()):
         print(f"{g + ', oracle turns':28s} {t.wrong / max(1, t.aligned):7.2%} {t.wrong:6d} {t.aligned:6d}  "
               + " ".join(f"{100 * t.causes[c] / max(1, t.aligned):8.2f}%" for c in CAUSES))
-    print(f"(merge options: {options})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=Path, required=True, help="corpus folder (NAME.wav, .stm, .rttm, .json)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--cache", type=Path, help="measure_merge.py's cache for those calls (merged again here)")
+    source.add_argument("--outputs", type=Path, help="witness's transcripts of those calls (NAME.json), as they are")
+    parser.add_argument("--only", help="comma-separated call names")
+    parser.add_argument("--set", action="append", default=[], help="merge option NAME=VALUE (repeatable)")
+    parser.add_argument("--oracle", action="store_true", help="also merge the reference turns")
+    parser.add_argument("-v", "--verbose", action="store_true", help="one line per call")
+    parser.add_argument("--write", type=Path, help="also write each call's transcript so merged to WRITE/NAME.json")
+    args = parser.parse_args()
+    options = options_from(args.set)
+    embedder = None
+    if args.cache:
+        from witness.diarize.embedding import CamPlusPlusEmbedder
+        from witness.models.diarization_choice import choose_models
+
+        embedder = CamPlusPlusEmbedder(choose_models().embedding_path, min_clean_seconds=OPINION_MIN_SECONDS)
+    totals: dict[tuple[str, str], Tally] = {}
+    oracle: dict[str, Tally] = {}
+    only = set(args.only.split(",")) if args.only else None
+    for cached in sorted((args.cache or args.outputs).glob("*.json")):
+        call = args.calls / f"{cached.stem}.wav"
+        if (only and cached.stem not in only) or not call.exists():
+            continue
+        transcript, words, labels = merged_labels(cached, call, options, embedder, args.write)
+        plain, heard = _assign(words, sorted(transcript.exclusive_turns, key=lambda t: (t.start, t.end)),
+                               options.gap_tolerance)
+        ref, segments, kinds, ref_turns = reference(call)
+        tally, _ = score(ref, segments, kinds, ref_turns, words, labels, plain, heard)
+        true_n, found = len({s.speaker for s in segments}), len(transcript.speakers)
+        key = (group(true_n), "count right" if true_n == found else "count wrong")
+        totals.setdefault(key, Tally()).add(tally)
+        line = f"{cached.stem:10s} {true_n}->{found} WDER {tally.wrong / max(1, tally.aligned):6.2%} " \
+               f"({tally.wrong}/{tally.aligned}) turns right {tally.turns_right} " \
+               + " ".join(f"{c}={tally.causes[c]}" for c in CAUSES if tally.causes[c])
+        if args.oracle:
+            exclusive = exclusive_turns(ref_turns)
+            olabels = [w.speaker for w in merge(words, exclusive, replace(options, second_opinion=False)).words]
+            oplain, oheard = _assign(words, exclusive, options.gap_tolerance)
+            otally, _ = score(ref, segments, kinds, ref_turns, words, olabels, oplain, oheard)
+            oracle.setdefault(group(true_n), Tally()).add(otally)
+            line += f"  | oracle turns {otally.wrong / max(1, otally.aligned):6.2%}"
+        if args.verbose:
+            print(line, flush=True)
+    report(totals, oracle)
+    print(f"(merge options: {options})" if args.cache else "(as witness wrote them)")
 
 
 if __name__ == "__main__":
