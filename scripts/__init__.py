@@ -8,6 +8,7 @@ Whole runs of ``witness`` (``process_tree``, the shared harness, runs one and sa
     bench_plan               engines side by side or in turn? (the README's GPU table)
     bench_batch              one `witness batch`, or one `witness FILE` process per file?
     bench_ray                what Ray costs on one node (`witness batch` against `--ray local`)
+    timeline                 a whole job on the cores: which process works when, idle core-seconds
     html_page                the html page: its size, and a 2-hour page in headless Chromium
 Speech recognition (cases in ``asr_cases``):
     asr_accuracy             WER and word timing on the sample call, against faster-whisper
