@@ -134,3 +134,18 @@ def test_more_speakers_asked_than_clusters_pads_like_pyannote():
     activations = np.array([[0.0, 3.0], [2.0, 1.0], [0.0, 0.0]], dtype=np.float32)
     binary = binarize_top_speakers(activations, np.array([1, 3, 0]))
     np.testing.assert_array_equal(binary, [[0, 1, 0], [1, 1, 1], [0, 0, 0]])
+
+
+def test_never_more_speakers_than_clusters(fixtures_dir):
+    """Where segmentation hears two people at once but clustering found one voice, the frame
+    gets that voice alone: pyannote pads it with a speaker no cluster holds (a lone voice came
+    out as two)."""
+    seg = segmentations(fixtures_dir, "3speakers")
+    count = speaker_count(seg)
+    assert count.data.max() >= 2
+    one = np.where(seg.active_local_speakers(), 0, -2)
+    result = reconstruct(seg, one, count)
+    assert result.num_speakers == 1 and {t.speaker for t in result.turns} == {"SPEAKER_00"}
+    assert {t.speaker for t in result.exclusive_turns} == {"SPEAKER_00"}
+    silent = reconstruct(seg, np.full_like(one, -2), count)
+    assert silent.turns == () and silent.exclusive_turns == ()

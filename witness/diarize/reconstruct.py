@@ -1,8 +1,12 @@
 """Reconstruction: clustered windows -> per-frame speakers -> speaker turns.
 
 Per output frame, the ``count`` global speakers with the highest summed activity are active
-(pyannote's ``to_diarization``). Regular turns keep overlap; exclusive turns use a count
-capped at 1, i.e. one speaker per instant, the one with the higher aggregated activity.
+(pyannote's ``to_diarization``), never more than clustering found: where segmentation hears
+more people at once than there are clusters, pyannote pads the frame with a speaker no
+cluster holds, and one voice alone came out as two (``scripts/measure_counting.py --sets
+onevoice-tune``: 44 of 77 one-voice files heard as one with the padding, 71 without; that
+speaker holds no exclusive turn, so no word). Regular turns keep overlap; exclusive turns use
+a count capped at 1, i.e. one speaker per instant, the one with the higher aggregated activity.
 Turn boundaries sit at frame middles, as pyannote's ``Binarize``: a turn starts at the middle
 of its first active frame and ends at the middle of the first inactive frame after it (or at
 the middle of the last frame when the file ends first).
@@ -116,7 +120,8 @@ def reconstruct(
 
     segmentations: per-window activity (chunks, frames_per_chunk, local_speakers).
     hard_clusters: (chunks, local_speakers) int, global speaker per local speaker, -2 = none.
-    count: per-frame speaker count from ``speaker_count`` (same frame grid).
+    count: per-frame speaker count from ``speaker_count`` (same frame grid), capped at the
+        number of clusters (module docstring).
     max_speakers: cap on the per-frame count (the user's --max-speakers / --num-speakers).
     """
     if max_speakers is not None:
@@ -126,8 +131,8 @@ def reconstruct(
     activations = cluster_activations(segmentations, hard_clusters, num_clusters)
     if len(count.data) != len(activations):
         raise ValueError(f"speaker count has {len(count.data)} frames, the windows cover {len(activations)}")
-    discrete = binarize_top_speakers(activations, count.data)
-    exclusive = binarize_top_speakers(activations, np.minimum(count.data, 1))
+    discrete = binarize_top_speakers(activations, np.minimum(count.data, num_clusters))
+    exclusive = binarize_top_speakers(activations, np.minimum(count.data, min(1, num_clusters)))
     frames = segmentations.frames
     regular = _segments(discrete, frames)
     labels = _labels(regular, discrete.shape[1])
