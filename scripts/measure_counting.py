@@ -22,16 +22,20 @@ embeds the long turns again each time) and scoring.
 Sets: ``dev`` (the sample call and the 7 dev-set files), ``devlong`` (the dev set
 concatenated to 20 minutes, 21 people), ``tune`` and ``check`` (the corpus parts;
 ``--corpus`` is its folder), ``onevoice`` (one speaker alone, cut from the check part's
-2-speaker calls: ``one_voice_items``). Tune on ``dev`` and ``tune`` only.
+2-speaker calls: ``one_voice_items``), ``onevoice-tune`` (the same from the tune part). Tune on
+``dev``, ``tune`` and ``onevoice-tune`` only. The turn pieces the split embeds are cached too
+(``PieceCache``, ``--cache``/pieces.pkl).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import itertools
 import os
+import pickle
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -59,6 +63,7 @@ from witness.transcript import Turn
 DEV_SET = SHARED / "data" / "dev-set"
 CORPUS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "witness" / "corpus" / "v1"
 COHORT = Path(__file__).resolve().parents[1] / "witness" / "diarize" / "data"
+TUNING_SETS = ("tune", "onevoice-tune")  # their speakers are in the shipped cohort and PLDA
 
 
 @dataclass(frozen=True)
@@ -117,8 +122,9 @@ def corpus_items(corpus: Path, part: str) -> list[Item]:
 def one_voice_items(corpus: Path, part: str, cache: Path) -> list[Item]:
     """One voice alone, is it heard as one? From each 2-speaker call of ``part`` under 5
     minutes, the speech of its speaker who talks most, where the other is silent, joined
-    (written once into ``cache``/onevoice-``part``); its reference is that one speaker."""
-    items = []
+    (written once into ``cache``/onevoice-``part``); its reference is that one speaker. The
+    set is "onevoice" for the check part, "onevoice-tune" for the tune part."""
+    items, set_name = [], "onevoice" if part == "check" else f"onevoice-{part}"
     for call in corpus_items(corpus, part):
         if call.speakers != 2 or call.duration >= 300:
             continue
@@ -137,8 +143,35 @@ def one_voice_items(corpus: Path, part: str, cache: Path) -> list[Item]:
             wav.parent.mkdir(parents=True, exist_ok=True)
             write_wav(wav, samples[mask])
             wav.with_suffix(".rttm").write_text(format_rttm([Turn(0.0, mask.sum() / SAMPLE_RATE, who)], wav.stem))
-        items.append(_item("onevoice", wav, call.band, call.snr, load_audio(wav).duration, (who,)))
+        items.append(_item(set_name, wav, call.band, call.snr, load_audio(wav).duration, (who,)))
     return items
+
+
+class PieceCache:
+    """An embedder's ``embed`` whose rows are kept by their audio's digest, in memory and in
+    ``path`` (``save``): the split embeds the same turn pieces for every setting scored."""
+
+    def __init__(self, embed, path: Path):
+        self.embed, self.path = embed, path
+        self.vectors: dict[str, np.ndarray] = pickle.loads(path.read_bytes()) if path.exists() else {}
+        self.added = 0
+
+    def __call__(self, waveforms: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+        rows = np.atleast_2d(np.asarray(waveforms, dtype=np.float32))
+        keys = [hashlib.sha1(row.tobytes() + (b"" if masks is None else np.asarray(m).tobytes())).hexdigest()
+                for row, m in zip(rows, rows if masks is None else masks)]
+        missing = [i for i, key in enumerate(keys) if key not in self.vectors]
+        if missing:
+            new = self.embed(rows[missing], None if masks is None else np.asarray(masks)[missing])
+            self.vectors.update({keys[i]: vector for i, vector in zip(missing, new)})
+            self.added += len(missing)
+        return np.stack([self.vectors[key] for key in keys])
+
+    def save(self) -> None:
+        if self.added:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_bytes(pickle.dumps(self.vectors))
+            self.added = 0
 
 
 def cached_windows(diarizer: Diarizer, item: Item, cache: Path) -> WindowEmbeddings:
@@ -353,7 +386,7 @@ class Tally:
 def _plda_without(item: Item, clustering: ClusteringConfig, rows: Path | None, dims: int = 128):
     """While open, VBx's PLDA is trained anew without ``item``'s own speakers, from the
     rows ``train_plda.py --save-rows`` wrote (a tuning call's speakers trained the shipped one)."""
-    if rows is None or not clustering.plda or item.set != "tune":
+    if rows is None or not clustering.plda or item.set not in TUNING_SETS:
         yield
         return
     from scripts.train_plda import train_plda
@@ -377,7 +410,7 @@ _PLDAS: dict = {}
 def _cohort_without(item: Item, cohort: str):
     """While open, the cohort lacks the rows of ``item``'s own speakers (a tuning call's
     speakers are in the cohort; a check call's never are)."""
-    if not cohort or item.set != "tune":
+    if not cohort or item.set not in TUNING_SETS:
         yield
         return
     rows = json.loads((COHORT / cohort).with_suffix(".json").read_text())["rows"]
@@ -460,6 +493,7 @@ def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label:
     ``oracle`` "leave" the unmixing leaves out exactly the truly mixed embeddings, with "split"
     they are cut in two by the reference (``reference_split``) before clustering."""
     run = Diarizer(diarizer.models, replace(diarizer.config, clustering=clustering))
+    run.embedder.embed = pieces = PieceCache(run.embedder.embed, cache / "pieces.pkl")
     tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)
     began = time.perf_counter()
     for item in items:
@@ -484,6 +518,7 @@ def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label:
                                     "embeddings": len(filter_embeddings(windows.embeddings, windows.segmentations,
                                                                         clustering.min_active_ratio).chunk_idx),
                                     "error": error, "confusion": confusion, "total": total}) + "\n")
+        pieces.save()
         if verbose:
             print(f"  {item.set:5s} {item.name:24s} {item.band:9s} {str(item.snr):5s} {item.duration:6.0f}s "
                   f"{item.speakers:2d} -> {found:2d}  DER {error / total:6.1%}")
@@ -497,7 +532,8 @@ def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="dev", help="comma-separated: dev, devlong, tune, check, onevoice")
+    parser.add_argument("--sets", default="dev", help="comma-separated: dev, devlong, tune, check, onevoice, "
+                                                        "onevoice-tune")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/witness-counting-cache"))
     parser.add_argument("--scores", action="store_true", help="same/different-speaker scores by condition")
@@ -526,6 +562,8 @@ def main() -> None:
                                                 "embeddings not looked for)")
     parser.add_argument("--fragment-scores", help="comma-separated split.fragment_score values ('none': fragment "
                                                   "speakers not merged)")
+    parser.add_argument("--split", action="append", help="FIELD=V1,V2: values of a SplitConfig field to score "
+                                                          "(repeat for more fields)")
     parser.add_argument("--oracle", choices=("leave", "split"), help="the truly mixed window embeddings (reference "
                         "turns) left out by the unmixing, or cut in two by the reference and embedded again")
     parser.add_argument("--dump", type=Path, help="append one JSON line per file and setting to this file")
@@ -540,6 +578,7 @@ def main() -> None:
     for name in args.sets.split(","):
         items += (dev_items() if name == "dev" else [long_dev_item(args.cache)] if name == "devlong"
                   else one_voice_items(args.corpus, "check", args.cache) if name == "onevoice"
+                  else one_voice_items(args.corpus, "tune", args.cache) if name == "onevoice-tune"
                   else corpus_items(args.corpus, name))
     for item in items:
         cached_windows(diarizer, item, args.cache)
@@ -555,8 +594,9 @@ def main() -> None:
                 ("method", "vbx_threshold", "vbx_init_clusters", "fa", "fb") if clustering.method == "vbx" else
                 ("threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty")
                 + (("vbx_below", "vbx_seconds_under") if clustering.vbx_below else ())))
-            label += (f", mixed_cosine {split.mixed_cosine}, fragment_score {split.fragment_score}" if split
-                      else ", no split")
+            label += (f", mixed_cosine {split.mixed_cosine}, fragment_score {split.fragment_score}"
+                      + "".join(f", {f.split('=')[0]} {getattr(split, f.split('=')[0])}" for f in args.split or [])
+                      if split else ", no split")
             for counter in args.counters.split(",") if args.counters else [None]:
                 named = (label + (f", count by {counter}" if counter else "")
                          + (f", oracle {args.oracle}" if args.oracle else ""))
@@ -589,17 +629,22 @@ def bench(wav: Path, cohort: str, split: bool = True) -> None:
 
 
 def _split_grid(args, base):
-    """Every split setting asked for (``--mixed-cosines``, ``--fragment-scores``), as variants of
-    ``base`` (None: no split, and nothing to vary)."""
+    """Every split setting asked for (``--mixed-cosines``, ``--fragment-scores``, each ``--split
+    FIELD=V1,V2``), as variants of ``base`` (None: no split, and nothing to vary)."""
     def values(text):
         return [None] if not text else [("off" if x == "none" else float(x)) for x in text.split(",")]
 
     if base is None:
         yield None
         return
-    for mixed, fragment in itertools.product(values(args.mixed_cosines), values(args.fragment_scores)):
+    fields = dict(field.split("=", 1) for field in args.split or [])
+    kinds = {name: type(getattr(base, name)) for name in fields}
+    for mixed, fragment, *chosen in itertools.product(values(args.mixed_cosines), values(args.fragment_scores),
+                                                      *([kinds[name](x) for x in text.split(",")]
+                                                        for name, text in fields.items())):
         changes = {"mixed_cosine": mixed, "fragment_score": fragment}
-        yield replace(base, **{k: (None if v == "off" else v) for k, v in changes.items() if v is not None})
+        yield replace(base, **{k: (None if v == "off" else v) for k, v in changes.items() if v is not None},
+                      **dict(zip(fields, chosen)))
 
 
 def _grid(args, base):
