@@ -125,7 +125,11 @@ where the rule finds >= 5 speakers lost there: the 15-minute 8-speaker tune call
 Held out: check parts v1+v2 61/79 25.1% -> 63/79 24.7%, the dev set unchanged (17.1%, the four
 dev calls right). But a lone voice is heard as two far more often (``--sets onevoice``, one
 speaker cut from the check parts' 2-speaker calls: 27 -> 15 of 55 one voice), and enrolling a
-45 s recording of one voice was refused as two voices (tests/test_cli_voices.py)."""
+45 s recording of one voice was refused as two voices (tests/test_cli_voices.py). Those counts
+were taken while reconstruction still padded frames with a speaker no cluster holds (see
+``witness.diarize.reconstruct``: 6 of the 61 check calls were counted right only by such a
+speaker, at 42-57% DER). Without it the rule still splits lone voices: ``--sets onevoice-tune``
+(tune parts v1+v2) 71 -> 36 of 77 one voice; off."""
 
 CAMPPLUS_PIECE_CLUSTERING = ClusteringConfig()
 """CAM++ on the Silero VAD pieces of the fallback path: AHC cut at 0.7 (the cohort was made
