@@ -48,6 +48,15 @@ def test_a_long_call_read_in_lanes_has_the_same_speech(vad, sample_audio):
     assert np.array_equal(vad.probabilities(sample_audio), vad.probabilities(sample_audio, lanes=1))
 
 
+@pytest.mark.parametrize("workers", [2, 3])
+def test_lanes_read_on_several_threads_are_the_same_bit_for_bit(silero_vad, vad, sample_audio, workers):
+    """Each thread reads a share of the lanes (four here) with its own state: what one thread
+    reads of them, to the bit."""
+    call = np.tile(sample_audio, 6)
+    one = vad.probabilities(call, lanes=4, warmup=200)
+    assert np.array_equal(SileroVad(silero_vad, workers=workers).probabilities(call, lanes=4, warmup=200), one)
+
+
 def test_silence_and_bad_samples(vad, sample_audio):
     assert vad.speech_regions(np.zeros(48000, dtype=np.float32)) == []
     assert vad.speech_regions(np.zeros(0, dtype=np.float32)) == []

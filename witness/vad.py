@@ -5,13 +5,15 @@ last 64 samples in front, and carries a (2, 1, 128) state from chunk to chunk, a
 ``OnnxWrapper`` does. A long signal is read as a few stretches side by side in the model's
 batch dimension (``LANES``), each stretch after the last ``LANE_WARMUP`` chunks before it so
 its state has settled (the state remembers about a minute: a warm-up of 32 s still moved 45
-chunks by over 0.01 on a 30-minute call, 64 s none that changed a region). Probabilities become regions with upstream's hysteresis (start at
+chunks by over 0.01 on a 30-minute call, 64 s none that changed a region); ``workers`` threads
+read a share of the lanes each (the same probabilities, bit for bit). Probabilities become regions with upstream's hysteresis (start at
 ``threshold``, end after ``min_silence`` below ``threshold - 0.15``), short regions dropped,
 then padded. ``fixed_subwindows`` cuts regions into pieces of a fixed length for embedding.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -47,8 +49,9 @@ class VadOptions:
 class SileroVad:
     """Silero VAD (``silero-vad.onnx``, v6) behind a lazily created session."""
 
-    def __init__(self, path: str | Path, providers: Sequence[Any] = CPU, threads: int = 1):
+    def __init__(self, path: str | Path, providers: Sequence[Any] = CPU, threads: int = 1, workers: int = 1):
         self.session = LazySession(path, providers, threads)
+        self.workers = workers  # threads that read the lanes, each a share of them
 
     def probabilities(self, signal: np.ndarray, lanes: int = LANES, warmup: int = LANE_WARMUP) -> np.ndarray:
         """signal: (samples,) float32, 16 kHz → (ceil(samples / 512),) float32 speech
@@ -63,13 +66,24 @@ class SileroVad:
         padded = np.zeros(CONTEXT + (firsts[-1] + steps) * CHUNK, dtype=np.float32)
         padded[CONTEXT:CONTEXT + len(signal)] = signal
         frames = firsts[:, None] * CHUNK + np.arange(CONTEXT + CHUNK)[None, :]
-        state = np.zeros((STATE_SHAPE[0], lanes, STATE_SHAPE[2]), dtype=np.float32)
-        rate = np.array(SAMPLE_RATE, dtype=np.int64)
         out = np.empty((lanes, steps), dtype=np.float32)
-        for i in range(steps):
+        cuts = np.linspace(0, lanes, max(1, min(self.workers, lanes)) + 1).astype(int)
+        groups = [slice(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
+        if len(groups) == 1:
+            self._read(padded, frames, out)
+        else:  # ONNX Runtime lets go of the GIL: each group of lanes on a thread of its own
+            with ThreadPoolExecutor(len(groups), thread_name_prefix="vad") as pool:
+                list(pool.map(lambda g: self._read(padded, frames[g], out[g]), groups))
+        return np.concatenate([out[0], *out[1:, warmup:]])[:n_chunks]
+
+    def _read(self, padded: np.ndarray, frames: np.ndarray, out: np.ndarray) -> None:
+        """Read the lanes that start at ``frames`` ((lanes, 576) sample indices) for
+        ``out.shape[1]`` chunks, each lane's probabilities into its row of ``out``."""
+        state = np.zeros((STATE_SHAPE[0], len(frames), STATE_SHAPE[2]), dtype=np.float32)
+        rate = np.array(SAMPLE_RATE, dtype=np.int64)
+        for i in range(out.shape[1]):
             prob, state = self.session.run({"input": padded[frames + i * CHUNK], "state": state, "sr": rate})
             out[:, i] = prob.reshape(-1)
-        return np.concatenate([out[0], *out[1:, warmup:]])[:n_chunks]
 
     def speech_regions(self, signal: np.ndarray,
                        options: VadOptions = VadOptions()) -> list[tuple[float, float]]:
