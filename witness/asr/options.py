@@ -75,6 +75,12 @@ class WhisperOptions:
         closed); instead the pieces' rests are laid end to end and decoded together
         (``windows``), a second apart. On the 30-minute corpus call: 87 encoder runs -> 80, WER
         22.67% -> 22.61% (each digit a word); no piece of the dev calls leaves a rest (issue 24).
+    redecode_gaps: decode again, alone and once, each stretch of a decoded piece that holds at
+        least 2.5 s of what the VAD calls speech and no word (``gaps``), a second time for what
+        those words leave; kept when its text is no loop and not only Whisper's silence phrases
+        (on). whisper.cpp skips speech it hears: on a v2 corpus call tiny.en-q8_0 closed a 24 s
+        piece's first segment with a timestamp 22 s on and wrote nothing of five sentences.
+        Needs the speech gate.
     chunk_seconds: without the speech gate, the longest piece handed to whisper.cpp at once
         (600 s): bounds its memory.
     decoders: pieces decoded at once on the CPU, each by its own whisper.cpp context (a copy
@@ -109,6 +115,7 @@ class WhisperOptions:
     redecode_loops: bool = True
     fallback: str = "on-failure"
     one_window: bool = True
+    redecode_gaps: bool = True
     chunk_seconds: float = 600.0
     decoders: int = 0
     use_gpu: bool = True
@@ -150,5 +157,6 @@ WHISPER_RULES: dict[str, Allowed] = {
     "condition_on_previous_text": ANY, "max_initial_timestamp": Allowed(low=0, high=30),
     "timestamps": Allowed(choices=TIMESTAMP_MODES), "without_timestamps": ANY, "keep_annotations": ANY,
     "speech_gate": ANY, "redecode_loops": ANY, "fallback": Allowed(choices=FALLBACKS), "one_window": ANY,
+    "redecode_gaps": ANY,
     "chunk_seconds": Allowed(low=30, unset=True), "decoders": COUNT, "use_gpu": ANY, "gpu_device": COUNT, "flash_attention": ANY,
 }

@@ -12,10 +12,10 @@ silently drops DTW when flash attention is on, so DTW turns flash attention off.
 Only speech is decoded: Silero VAD finds it, and it goes to whisper.cpp in pieces of at most
 30 s (``speech``), each with one encoder run: what whisper.cpp's first window leaves of a
 piece is decoded with the other pieces' rests (``windows``); pieces that come out as loops
-are decoded again hotter, and Whisper's stock silence phrases are dropped where the VAD
-heard none (``guards``). On the CPU several
-pieces are decoded at once, each by its own whisper.cpp context on a share of the threads
-(``WhisperOptions.decoders``).
+are decoded again hotter, Whisper's stock silence phrases are dropped where the VAD heard
+none (``guards``), and speech that came back without words is decoded again alone (``gaps``).
+On the CPU several pieces are decoded at once, each by its own whisper.cpp context on a
+share of the threads (``WhisperOptions.decoders``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import numpy as np
 
 from witness.asr.backend import AsrBackendInfo, backend_info
 from witness.asr.cpplog import CPP_LOG, LOG_ERROR
+from witness.asr.gaps import track_gaps
 from witness.asr.guards import LoopOptions, collapse_repeats, is_silence_phrase, longest_run, loop_reason, words_agree
 from witness.asr.options import WhisperOptions
 from witness.asr.options import WINDOW_SECONDS
@@ -58,6 +59,7 @@ log = logging.getLogger(__name__)
 MIN_PIECE_SAMPLES = SAMPLE_RATE // 5
 REST_GAP = SAMPLE_RATE  # silence between the rests of pieces decoded together (``_rests``)
 VAD_WORKERS = 2  # threads that read Silero VAD's lanes (``vad.SileroVad``), at most whisper.cpp's
+GAP_ROUNDS = 2  # a stretch decoded again alone (``gaps``), and a stretch its words leave
 
 
 @dataclass(frozen=True)
@@ -86,12 +88,15 @@ class AsrSegment:
 class DecodeStats:
     """What decoding one file took: pieces decoded, seconds of audio in them, pieces decoded
     again because they looked like loops, pieces made of the rests whisper.cpp left of others
-    (``windows``), segments dropped as silence phrases or repeats."""
+    (``windows``), stretches of speech without words decoded again and those kept (``gaps``),
+    segments dropped as silence phrases or repeats."""
 
     pieces: int = 0
     speech_seconds: float = 0.0
     redecoded: int = 0
     rests: int = 0
+    gaps: int = 0
+    gaps_filled: int = 0
     dropped_silence_phrases: int = 0
     dropped_repeats: int = 0
 
@@ -233,12 +238,14 @@ class WhisperEngine:
         decoded, language = self._decode_all(jobs, self._language(), tracker)
         rests = self._rests(tracks, jobs, decoded)
         decoded += self._decode_all(rests, language, _ProgressTracker(None, 1))[0]
+        gaps = self._redecode_gaps(tracks, jobs, jobs + rests, decoded, language)
         tracker.done()
         per_track: list[list[AsrSegment]] = [[] for _ in tracks]
-        for job, (segments, redecoded, _) in zip(jobs + rests, decoded):
+        for job, (segments, redecoded, _) in zip(jobs + rests + gaps, decoded):
             per_track[job.track].extend(segments)
             stats.redecoded += redecoded
-        stats.rests = len(rests)
+            stats.gaps_filled += job.gap and bool(segments)
+        stats.rests, stats.gaps = len(rests), len(gaps)
         per_track = [self._guarded(sorted(segments, key=lambda s: (s.start, s.end)), track.probabilities, stats)
                      for track, segments in zip(tracks, per_track)]
         return self._result(per_track, language, len(tracks[0].signal) / SAMPLE_RATE, stats)
@@ -263,7 +270,8 @@ class WhisperEngine:
             index, job = indexed
             ctx, threads = free.get()
             try:
-                return self._decode(ctx, threads, job, language, tracker.for_piece(index, job.piece.samples))
+                decode = self._decode_gap if job.gap else self._decode
+                return decode(ctx, threads, job, language, tracker.for_piece(index, job.piece.samples))
             finally:
                 free.put((ctx, threads))
 
@@ -282,6 +290,22 @@ class WhisperEngine:
                 for k, track in enumerate(tracks)
                 for piece in pack_pieces([rest for job, (_, _, rest) in zip(jobs, decoded) if job.track == k and rest],
                                          gap=REST_GAP)]
+
+    def _redecode_gaps(self, tracks: list[Track], pieces: list["_Job"], jobs: list["_Job"],
+                       decoded: list["_Decoded"], language: str) -> list["_Job"]:
+        """Stretches of ``pieces`` that decoding ``jobs`` (pieces, rests) left without words, each
+        decoded alone into ``decoded``, and what their words leave so once more (``gaps``)."""
+        done: list[_Job] = []
+        for _ in range(GAP_ROUNDS if self.options.redecode_gaps else 0):
+            gaps = [_Job(k, gap, gap.audio(track.signal, track.own), first=False, one_window=False, gap=True)
+                    for k, track in enumerate(tracks) if track.probabilities is not None  # no VAD: none
+                    for gap in track_gaps([j.piece for j in pieces if j.track == k], [w for j, d in zip(
+                        jobs + done, decoded) if j.track == k for s in d[0] for w in s.words], track.probabilities)
+                    if gap.samples >= MIN_PIECE_SAMPLES]
+            decoded += self._decode_all(gaps, language, _ProgressTracker(None, 1))[0]
+            done += gaps
+            pieces = [g for g, (segments, _, _) in zip(gaps, decoded[len(decoded) - len(gaps):]) if segments]
+        return done
 
     def _decoders(self, jobs: int) -> int:
         """How many pieces to decode at once (``WhisperOptions.decoders``): one on a GPU, or
@@ -339,6 +363,18 @@ class WhisperEngine:
             log.info("piece at %.1f s, T=%g: %s; decoding it again hotter",
                      piece.to_file(0.0), temperature, tried[-1].failure)
         return min(tried, key=_Candidate.rank).decoded(piece, True)
+
+    def _decode_gap(self, ctx: Any, threads: int, job: "_Job", language: str,
+                    progress: Callable[[int], None] | None) -> "_Decoded":
+        """A stretch of speech left without words (``gaps``), decoded once in a window of its own:
+        its segments when its text is no loop and not only Whisper's silence phrases."""
+        params = self._full_params(language, "", self.options.temperature, fresh=True, threads=threads)
+        self._run(ctx, job.audio, params, stage="gap")  # no progress: after the pieces' 100%
+        found = self._candidate(ctx, job.piece, OneWindow(job.piece.samples, guard=False), 0)
+        kept = found.failure is None and not is_silence_phrase(" ".join(s.text for s in found.segments))
+        if found.segments and not kept:
+            log.info("speech at %.1f s decoded alone: %s; not kept", job.piece.to_file(0.0), found.failure or "silence")
+        return found.segments if kept else [], False, None
 
     def _candidate(self, ctx: Any, piece: SpeechPiece, window: OneWindow, attempt: int) -> "_Candidate":
         """The last whisper_full call's result on ``piece`` (its ``attempt``-th pass, guarded by
@@ -524,14 +560,15 @@ class _ProgressTracker:
 @dataclass(frozen=True)
 class _Job:
     """A piece to decode: of track ``track``, its audio ((samples,) float32), whether it is
-    the track's first (the one ``initial_prompt`` conditions), and whether its decoding stops
-    before a second encoder run (``windows.OneWindow``; off for the pieces of rests)."""
+    the track's first (the one ``initial_prompt`` conditions), whether its decoding stops before
+    a second encoder run (``windows.OneWindow``; off for rests), and whether it is a ``gaps`` one."""
 
     track: int
     piece: SpeechPiece
     audio: np.ndarray
     first: bool
     one_window: bool = True
+    gap: bool = False
 
 
 _Decoded = tuple[list[AsrSegment], bool, "SpeechPiece | None"]  # segments, decoded again, undecoded rest
