@@ -14,6 +14,7 @@ Speech recognition (cases in ``asr_cases``):
     asr_accuracy             WER and word timing on the sample call, against faster-whisper
     asr_speed                Witness ASR vs faster-whisper (same weights): wall, CPU, WER, time per stage
     asr_long                 long calls: loops, words over non-speech, WER per decoding setting
+    decode_policy            does decoding speech left without words again help? WER, CPU per model, in-process
     model_table              which Whisper model as the default? WER, time, RSS per model, `witness FILE` runs
 Diarization and the merge (cases in ``diarization_cases``; stereo calls in ``stereo_cases``):
     measure_diarization      DER over the dev set per model pair and clustering setting (tuning)
