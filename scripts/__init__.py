@@ -26,6 +26,7 @@ Diarization and the merge (cases in ``diarization_cases``; stereo calls in ``ste
     outside_engines          a long call's time outside the models' runs: decoding, VAD, the merge, the writers
     measure_stereo           stereo calls, one party per channel: detection and the split path's DER
     calibrate_voices         the known-voice threshold, on the dev set
+    measure_counting         speaker counting per clustering setting: count, DER, lone voices (files: counting_sets)
     measure_corpus           where the diarization error is on a corpus part: DER split and count, per condition
     sherpa_compare           sherpa-onnx with Witness's two models (its own venv), for comparison
 The tuning corpus: make_corpus generates it (speech from corpus_sources for v1, corpus_librispeech

@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 from scipy.linalg import eigh
 
-from scripts.measure_counting import CORPUS, COHORT, cached_windows, corpus_items, reference_labels
+from scripts.counting_sets import CORPUS, COHORT, corpus_items
+from scripts.measure_counting import cached_windows, reference_labels
 from witness.diarize.config import config_for
 from witness.diarize.pipeline import Diarizer
 from witness.diarize.vbx import Plda, file_centred

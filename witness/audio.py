@@ -261,16 +261,12 @@ def _decode(container, stream, info: AudioInfo, sink) -> None:
 
     resampler = av.AudioResampler(format="fltp", layout=info.layout or None, rate=SAMPLE_RATE)
     pending: list[np.ndarray] = []  # resampled, not yet stored
-    held = [0]  # samples in ``pending``
 
     def store(out, at_least: int = BLOCK_SAMPLES) -> None:
-        for o in out or ():
-            pending.append(o.to_ndarray())
-            held[0] += pending[-1].shape[-1]
-        if pending and held[0] >= at_least:
+        pending.extend(o.to_ndarray() for o in out or ())
+        if pending and sum(p.shape[-1] for p in pending) >= at_least:
             sink.append(_finite(pending[0] if len(pending) == 1 else np.concatenate(pending, axis=-1), sink))
             pending.clear()
-            held[0] = 0
 
     try:
         for frame in container.decode(stream):

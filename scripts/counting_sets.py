@@ -1,0 +1,105 @@
+"""The files ``measure_counting.py`` scores: the sample call and the dev set, the dev set
+concatenated, the corpus parts, and one voice cut alone from the corpus's 2-speaker calls.
+Each is an ``Item``: its audio, reference turns and conditions."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from scripts import SAMPLE_CALL, SHARED
+from scripts.diarization_cases import long_case
+from witness.audio import SAMPLE_RATE, load_audio, write_wav
+from witness.rttm import format_rttm, read_rttm
+from witness.transcript import Turn
+
+DEV_SET = SHARED / "data" / "dev-set"
+CORPUS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "witness" / "corpus" / "v1"
+COHORT = Path(__file__).resolve().parents[1] / "witness" / "diarize" / "data"
+TUNING_SETS = ("tune", "onevoice-tune")  # their speakers are in the shipped cohort and PLDA
+
+
+@dataclass(frozen=True)
+class Item:
+    """One scored file: its set, name, audio, reference turns and conditions."""
+
+    set: str
+    name: str
+    wav: Path
+    reference: tuple[Turn, ...]
+    band: str
+    snr: float | None
+    duration: float
+    speakers_in_call: tuple[str, ...]
+
+    @property
+    def speakers(self) -> int:
+        return len({t.speaker for t in self.reference})
+
+
+def _item(set_name: str, wav: Path, band: str, snr, duration: float, speakers=()) -> Item:
+    (turns,) = read_rttm(wav.with_suffix(".rttm")).values()
+    return Item(set_name, wav.stem, wav, tuple(turns), band, snr, duration, tuple(speakers))
+
+
+def dev_items() -> list[Item]:
+    items = [_item("sample", SAMPLE_CALL / "sample.wav", "phone", None, 30.0)]
+    items += [_item("dev", wav, "wide", None, 30.0) for wav in sorted((DEV_SET / "ami").glob("*.wav"))]
+    calls = json.loads((DEV_SET / "sim" / "index.json").read_text())["conversations"]
+    for call in calls:
+        items.append(_item("dev", DEV_SET / "sim" / f"{call['uri']}.wav",
+                           "telephone" if call["telephone_band"] else "wide", call["snr_db"], call["duration"],
+                           call["speakers"]))
+    return items
+
+
+def long_dev_item(cache: Path, minutes: float = 20.0) -> Item:
+    """The dev set shuffled and concatenated to ``minutes`` (``diarization_cases.long_case``:
+    21 people), written once into ``cache``."""
+    wav = cache / "devlong" / f"dev-long-{minutes:g}min.wav"
+    if not wav.exists():
+        case = long_case(minutes)
+        wav.parent.mkdir(parents=True, exist_ok=True)
+        write_wav(wav, case.samples)
+        wav.with_suffix(".rttm").write_text(format_rttm(case.reference, wav.stem))
+    return _item("devlong", wav, "mixed", None, minutes * 60)
+
+
+def corpus_items(corpus: Path, part: str) -> list[Item]:
+    """The calls of one corpus part (each call's .json gives its conditions)."""
+    calls = [json.loads(path.read_text()) for path in sorted((corpus / part).glob("*.json")) if path.stem != "index"]
+    return [_item(part, corpus / part / f"{c['uri']}.wav", c["band"], c["snr_db"], c["duration"], c["speakers"])
+            for c in calls if (corpus / part / f"{c['uri']}.rttm").exists()]
+
+
+def one_voice_items(corpus: Path, part: str, cache: Path) -> list[Item]:
+    """One voice alone, is it heard as one? From each 2-speaker call of ``part`` under 5
+    minutes, the speech of its speaker who talks most, where the other is silent, joined
+    (written once into ``cache``/onevoice-``part``); its reference is that one speaker. The
+    set is "onevoice" for the check part, "onevoice-tune" for the tune part."""
+    items, set_name = [], "onevoice" if part == "check" else f"onevoice-{part}"
+    for call in corpus_items(corpus, part):
+        if call.speakers != 2 or call.duration >= 300:
+            continue
+        talk = defaultdict(float)
+        for t in call.reference:
+            talk[t.speaker] += t.duration
+        who = max(talk, key=talk.__getitem__)
+        wav = cache / f"onevoice-{part}" / f"{call.name}.wav"
+        if not wav.exists():
+            samples = load_audio(call.wav).samples
+            mask = np.zeros(len(samples), dtype=bool)
+            for keep in (True, False):
+                for t in call.reference:
+                    if (t.speaker == who) == keep:
+                        mask[int(t.start * SAMPLE_RATE):int(t.end * SAMPLE_RATE)] = keep
+            wav.parent.mkdir(parents=True, exist_ok=True)
+            write_wav(wav, samples[mask])
+            wav.with_suffix(".rttm").write_text(format_rttm([Turn(0.0, mask.sum() / SAMPLE_RATE, who)], wav.stem))
+        items.append(_item(set_name, wav, call.band, call.snr, load_audio(wav).duration, (who,)))
+    return items
