@@ -74,7 +74,7 @@ def _sample(proc: psutil.Process, at: float, mark: int) -> Sample:
     for p in tree:
         try:
             info = p.memory_full_info()
-            name = "parent" if p.pid == proc.pid else f"{_engine(p)}-{p.pid}"
+            name = "parent" if p.pid == proc.pid else f"{engine(p)}-{p.pid}"
             threads[name] = {t.id: t.user_time + t.system_time for t in p.threads()}
         except psutil.Error:
             continue
@@ -111,7 +111,7 @@ def processes(samples: list[Sample]) -> list[Process]:
     return sorted(seen.values(), key=lambda p: p.label)
 
 
-def _engine(p: psutil.Process) -> str:
+def engine(p: psutil.Process) -> str:
     """Which engine a worker runs (one of ``RANK``), from the native libraries it has loaded so far."""
     if "resource_tracker" in " ".join(p.cmdline()):
         return "tracker"

@@ -28,7 +28,7 @@ import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from scripts.process_tree import load, witness  # noqa: E402
+from scripts.process_tree import engine, load, witness  # noqa: E402
 
 WORKING = 0.15  # a process using more than this share of a core in an interval was working
 
@@ -50,11 +50,7 @@ def _label(p: psutil.Process, root: int, labels: dict[int, str]) -> str:
     if labels.get(p.pid, "worker") != "worker":
         return labels[p.pid]
     try:
-        if "resource_tracker" in " ".join(p.cmdline()):
-            label = "tracker"
-        else:
-            paths = " ".join(m.path for m in p.memory_maps())
-            label = "asr" if "whisper" in paths else "diarization" if "onnxruntime" in paths else "worker"
+        label = engine(p)
     except psutil.Error:
         label = "worker"
     labels[p.pid] = label

@@ -80,26 +80,27 @@ class SpeechPiece:
 
     def span_at(self, seconds: float) -> int:
         """Index of the span that a start ``seconds`` into this piece maps to (``to_file``)."""
-        at, offset = seconds * SAMPLE_RATE, 0
-        for k, (s, e) in enumerate(self.spans):
-            offset += e - s
-            if at < offset:
-                return k
-            offset += self.gap
-        return max(0, len(self.spans) - 1)
+        return max(0, self._span(seconds * SAMPLE_RATE, end=False)[0])
 
     def to_file(self, seconds: float, end: bool = False) -> float:
         """File time of ``seconds`` into this piece. At a seam between spans (or in the gap
         there) a start belongs to the next span and an end (``end=True``) to the one before."""
         at = seconds * SAMPLE_RATE
+        k, offset = self._span(at, end)
+        if k < 0:
+            return 0.0  # no spans
+        s, e = self.spans[k]
+        return (s + min(max(at - offset, 0.0), e - s)) / SAMPLE_RATE
+
+    def _span(self, at: float, end: bool) -> tuple[int, int]:
+        """(index, offset into this piece) of the span that ``at`` samples into the piece falls
+        in, by ``to_file``'s rule at seams; the last span past the end, (-1, 0) without spans."""
         offset = 0
         for k, (s, e) in enumerate(self.spans):
-            length = e - s
-            last = k == len(self.spans) - 1
-            if at < offset + length or (end and at <= offset + length + self.gap) or last:
-                return (s + min(max(at - offset, 0.0), length)) / SAMPLE_RATE
-            offset += length + self.gap
-        return 0.0  # no spans
+            if at < offset + e - s or (end and at <= offset + e - s + self.gap) or k == len(self.spans) - 1:
+                return k, offset
+            offset += e - s + self.gap
+        return -1, 0
 
 
 def plan_pieces(probs: np.ndarray, num_samples: int, options: GateOptions = GateOptions()) -> list[SpeechPiece]:

@@ -244,7 +244,7 @@ class WhisperEngine:
         for job, (segments, redecoded, _) in zip(jobs + rests + gaps, decoded):
             per_track[job.track].extend(segments)
             stats.redecoded += redecoded
-            stats.gaps_filled += job.gap and bool(segments)
+            stats.gaps_filled += job.speech_gap and bool(segments)
         stats.rests, stats.gaps = len(rests), len(gaps)
         per_track = [self._guarded(sorted(segments, key=lambda s: (s.start, s.end)), track.probabilities, stats)
                      for track, segments in zip(tracks, per_track)]
@@ -270,7 +270,7 @@ class WhisperEngine:
             index, job = indexed
             ctx, threads = free.get()
             try:
-                decode = self._decode_gap if job.gap else self._decode
+                decode = self._decode_gap if job.speech_gap else self._decode
                 return decode(ctx, threads, job, language, tracker.for_piece(index, job.piece.samples))
             finally:
                 free.put((ctx, threads))
@@ -297,7 +297,7 @@ class WhisperEngine:
         decoded alone into ``decoded``, and what their words leave so once more (``gaps``)."""
         done: list[_Job] = []
         for _ in range(GAP_ROUNDS if self.options.redecode_gaps else 0):
-            gaps = [_Job(k, gap, gap.audio(track.signal, track.own), first=False, one_window=False, gap=True)
+            gaps = [_Job(k, gap, gap.audio(track.signal, track.own), first=False, one_window=False, speech_gap=True)
                     for k, track in enumerate(tracks) if track.probabilities is not None  # no VAD: none
                     for gap in track_gaps([j.piece for j in pieces if j.track == k], [w for j, d in zip(
                         jobs + done, decoded) if j.track == k for s in d[0] for w in s.words], track.probabilities)
@@ -568,7 +568,7 @@ class _Job:
     audio: np.ndarray
     first: bool
     one_window: bool = True
-    gap: bool = False
+    speech_gap: bool = False
 
 
 _Decoded = tuple[list[AsrSegment], bool, "SpeechPiece | None"]  # segments, decoded again, undecoded rest
