@@ -15,7 +15,6 @@ embeds the long turns again each time) and scoring.
         --plda-rows /tmp/plda-rows.npz       # VBx; each tune call with a PLDA trained without its speakers
     PYTHONPATH=. python scripts/measure_counting.py --sets check -v               # the verdict
     PYTHONPATH=. python scripts/measure_counting.py --sets dev -v --no-split      # without the split
-    PYTHONPATH=. python scripts/measure_counting.py --sets tune --fragment-scores none,1.5  # fragments merged or not
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --oracle leave    # a perfect mixed-window detector
     PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav [--bench-cohort none] [--no-split]  # time, RSS
 
@@ -463,8 +462,6 @@ def main() -> None:
     parser.add_argument("--vbx-inits", help="comma-separated fewest clusters that start VBx")
     parser.add_argument("--fas", help="comma-separated VBx Fa")
     parser.add_argument("--fbs", help="comma-separated VBx Fb")
-    parser.add_argument("--vbx-belows", help="comma-separated: with ahc, VBx counts again where AHC finds fewer")
-    parser.add_argument("--vbx-seconds-unders", help="comma-separated: ...in a call shorter (seconds; 0: any)")
     parser.add_argument("--write-cohort", action="store_true", help="build the cohort from these sets (tune!)")
     parser.add_argument("--group", type=int, default=8, help="embeddings per cohort row")
     parser.add_argument("--bench", type=Path, help="time one whole diarization of this .wav (beside its .rttm)")
@@ -472,8 +469,6 @@ def main() -> None:
     parser.add_argument("--no-split", action="store_true", help="without the turn-by-turn split (the rule before)")
     parser.add_argument("--mixed-cosines", help="comma-separated split.mixed_cosine values ('none': mixed window "
                                                 "embeddings not looked for)")
-    parser.add_argument("--fragment-scores", help="comma-separated split.fragment_score values ('none': fragment "
-                                                  "speakers not merged)")
     parser.add_argument("--split", action="append", help="FIELD=V1,V2: values of a SplitConfig field to score "
                                                           "(repeat for more fields)")
     parser.add_argument("--oracle", choices=("leave", "split"), help="the truly mixed window embeddings (reference "
@@ -504,9 +499,8 @@ def main() -> None:
         for clustering in _grid(args, diarizer.config.clustering):
             label = ", ".join(f"{k} {getattr(clustering, k)}" for k in (
                 ("method", "vbx_threshold", "vbx_init_clusters", "fa", "fb") if clustering.method == "vbx" else
-                ("threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty")
-                + (("vbx_below", "vbx_seconds_under") if clustering.vbx_below else ())))
-            label += (f", mixed_cosine {split.mixed_cosine}, fragment_score {split.fragment_score}"
+                ("threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty")))
+            label += (f", mixed_cosine {split.mixed_cosine}"
                       + "".join(f", {f.split('=')[0]} {getattr(split, f.split('=')[0])}" for f in args.split or [])
                       if split else ", no split")
             for counter in args.counters.split(",") if args.counters else [None]:
@@ -541,8 +535,7 @@ def bench(wav: Path, cohort: str, split: bool = True) -> None:
 
 
 def _split_grid(args, base):
-    """Every split setting asked for (``--mixed-cosines``, ``--fragment-scores``, each ``--split
-    FIELD=V1,V2``), as variants of ``base`` (None: no split, and nothing to vary)."""
+    """Every split setting asked for (``--mixed-cosines``, each ``--split FIELD=V1,V2``), as variants of ``base`` (None: no split, and nothing to vary)."""
     def values(text):
         return [None] if not text else [("off" if x == "none" else float(x)) for x in text.split(",")]
 
@@ -551,27 +544,25 @@ def _split_grid(args, base):
         return
     fields = dict(field.split("=", 1) for field in args.split or [])
     kinds = {name: type(getattr(base, name)) for name in fields}
-    for mixed, fragment, *chosen in itertools.product(values(args.mixed_cosines), values(args.fragment_scores),
-                                                      *([kinds[name](x) for x in text.split(",")]
-                                                        for name, text in fields.items())):
-        changes = {"mixed_cosine": mixed, "fragment_score": fragment}
-        yield replace(base, **{k: (None if v == "off" else v) for k, v in changes.items() if v is not None},
-                      **dict(zip(fields, chosen)))
+    for mixed, *chosen in itertools.product(values(args.mixed_cosines),
+                                            *([kinds[name](x) for x in text.split(",")] for name, text in fields.items())):
+        changes = {} if mixed is None else {"mixed_cosine": None if mixed == "off" else mixed}
+        yield replace(base, **changes, **dict(zip(fields, chosen)))
 
 
 def _grid(args, base):
     """Every clustering setting asked for, as variants of ``base``."""
     def values(text, kind):
         return [None] if not text else [kind(x) for x in text.split(",")]
-    for threshold, cohort, snorm, top, penalty, method, cut, init, fa, fb, below, under in itertools.product(
+    for threshold, cohort, snorm, top, penalty, method, cut, init, fa, fb in itertools.product(
             values(args.thresholds, float), values(args.cohorts, str), values(args.snorm_thresholds, float),
             values(args.tops, int), values(args.penalties, float), values(args.methods, str),
             values(args.vbx_thresholds, float), values(args.vbx_inits, int), values(args.fas, float),
-            values(args.fbs, float), values(args.vbx_belows, int), values(args.vbx_seconds_unders, float)):
+            values(args.fbs, float)):
         changes = {"threshold": threshold, "cohort": "" if cohort == "none" else cohort,
                    "snorm_threshold": snorm, "cohort_top": top, "cannot_link_penalty": penalty, "method": method,
-                   "plda": args.plda if method == "vbx" or below else None, "vbx_threshold": cut,
-                   "vbx_init_clusters": init, "fa": fa, "fb": fb, "vbx_below": below, "vbx_seconds_under": under}
+                   "plda": args.plda if method == "vbx" else None, "vbx_threshold": cut,
+                   "vbx_init_clusters": init, "fa": fa, "fb": fb}
         yield replace(base, **{k: v for k, v in changes.items() if v is not None})
 
 

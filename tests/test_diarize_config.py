@@ -40,13 +40,11 @@ def test_the_defaults_are_what_runs_by_default():
             "vbx_init_clusters": 20,
             "fa": 0.07,
             "fb": 3.0,
-            "vbx_below": 0,
-            "vbx_seconds_under": 0.0,
         },
         "piece_clustering": dataclasses.asdict(ClusteringConfig()),
         "split": {"min_turn": 1.0, "turn_seconds": 3.0, "threshold": 0.5, "min_turns": 2, "min_speech": 3.0,
                   "min_share": 0.2, "max_cosine": 0.65, "move_margin": 0.1,
-                  "mixed_cosine": 0.5, "fragment_score": None, "fragment_share": 0.5},
+                  "mixed_cosine": 0.5},
     }
     assert config_for("ge2e").split is None and config_for("wespeaker").split is None
 
@@ -68,8 +66,6 @@ def test_configs_are_frozen_and_validated():
         ClusteringConfig(min_cluster_size=0)
     with pytest.raises(ValueError, match="needs a plda"):
         ClusteringConfig(method="vbx")
-    with pytest.raises(ValueError, match="needs a plda"):
-        ClusteringConfig(vbx_below=2)
     with pytest.raises(ValueError, match="fa and fb"):
         ClusteringConfig(method="vbx", plda="campplus_plda.npz", fb=0.0)
 

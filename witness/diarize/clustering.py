@@ -7,9 +7,7 @@
    With method "vbx" (pyannote community-1) the AHC clusters instead start VBx on PLDA
    features (``vbx_clusters``; a PLDA trained on the tuning corpus is shipped), whose
    surviving speakers are the count; steps 3 and the --num-speakers bounds below are then
-   the fallback when the user's bounds break that count. With method "ahc" and ``vbx_below``,
-   VBx counts again where steps 2-3 found fewer than ``vbx_below`` speakers in a short call
-   (under ``vbx_seconds_under``).
+   the fallback when the user's bounds break that count.
 3. The count (CAM++): AHC over-clusters, then ``merge_by_snorm`` joins the pair of clusters
    whose centroids score highest by adaptive s-norm against a cohort of other speakers'
    embeddings shipped in witness/diarize/data (so the cut moves with the call's band and
@@ -300,34 +298,28 @@ def cluster(
     """
     active = segmentations.active_local_speakers()
     train = _without(filter_embeddings(embeddings, segmentations, config.min_active_ratio), exclude)
-    n, seconds = len(train.embeddings), segmentations.num_frames * segmentations.frame_step
+    n = len(train.embeddings)
     if n < 2 or min(n, bounds.high) < 2:  # one speaker, as pyannote: no clustering
         fallback = _fallback_centroid(embeddings, train, active)
-        found = int(active.any()) if n < 2 else _labels_found(train, config, SpeakerBounds(), seconds)[1]
+        found = int(active.any()) if n < 2 else _labels_found(train, config, SpeakerBounds())[1]
         return replace(assign(embeddings, fallback, active, constrained=False), found=found)
-    labels, found = _labels_found(train, config, bounds, seconds)
+    labels, found = _labels_found(train, config, bounds)
     centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
     clusters = assign(embeddings, centroids, active, config.constrained_assignment)
     return replace(clusters, hard=_fill_unembedded(clusters.hard, embeddings, segmentations, active), found=found)
 
 
-def _labels_found(train: TrainingSet, config: ClusteringConfig, bounds: SpeakerBounds,
-                  seconds: float) -> tuple[np.ndarray, int]:
+def _labels_found(train: TrainingSet, config: ClusteringConfig, bounds: SpeakerBounds) -> tuple[np.ndarray, int]:
     """(n,) int64 clusters 0..K-1 of the training embeddings (n >= 2) within ``bounds``, and
     the number of speakers found before the bounds: by VBx when ``config`` asks for it (method
-    "vbx", or the AHC rule finding fewer than ``vbx_below`` speakers in a call shorter than
-    ``vbx_seconds_under``, ``seconds`` long) and its count keeps the bounds, else by AHC and
-    the s-norm merge (``ahc_clusters_found``)."""
-    ahc = None
+    "vbx") and its count keeps the bounds, else by AHC and the s-norm merge (``ahc_clusters_found``)."""
     if config.method == "ahc":
-        ahc = _ahc_labels_found(train, config, bounds)
-        if ahc[1] >= config.vbx_below or 0 < config.vbx_seconds_under <= seconds:
-            return ahc
+        return _ahc_labels_found(train, config, bounds)
     labels = vbx_clusters(train.embeddings, config)
     found = int(labels.max()) + 1
     if bounds.within(len(labels)).forced_count(found) is None:
         return labels, found
-    return (ahc or _ahc_labels_found(train, config, bounds))[0], found
+    return _ahc_labels_found(train, config, bounds)[0], found
 
 
 def _ahc_labels_found(train: TrainingSet, config: ClusteringConfig, bounds: SpeakerBounds) -> tuple[np.ndarray, int]:

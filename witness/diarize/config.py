@@ -62,10 +62,6 @@ class ClusteringConfig:
         from (a cut too coarse leaves VBx nothing to split on short calls; near-singletons let
         it collapse a long call's sparse embeddings), and VBx's scalings of the embeddings'
         evidence and of the speaker prior.
-    vbx_below, vbx_seconds_under: with "ahc": where the AHC rule finds fewer speakers than
-        ``vbx_below`` in a call shorter than ``vbx_seconds_under``, VBx (the fields above)
-        counts again and its clusters are taken, unless --num/--min/--max-speakers break its
-        count; ``vbx_below`` 0 (the default): never; ``vbx_seconds_under`` 0: any length.
     """
 
     method: Literal["ahc", "vbx"] = "ahc"
@@ -83,14 +79,12 @@ class ClusteringConfig:
     vbx_init_clusters: int = 20
     fa: float = 0.07
     fb: float = 3.0
-    vbx_below: int = 0
-    vbx_seconds_under: float = 0.0
 
     def __post_init__(self) -> None:
         if self.method not in ("ahc", "vbx"):
             raise ValueError(f"clustering method must be 'ahc' or 'vbx', got {self.method!r}")
-        if (self.method == "vbx" or self.vbx_below > 0) and not self.plda:
-            raise ValueError("clustering method 'vbx' (or vbx_below) needs a plda")
+        if self.method == "vbx" and not self.plda:
+            raise ValueError("clustering method 'vbx' needs a plda")
         if self.fa <= 0 or self.fb <= 0:
             raise ValueError(f"fa and fb must be positive, got {self.fa}, {self.fb}")
         if self.cohort_top < 1:
@@ -117,19 +111,9 @@ right (72) but lost on DER; cut 6 lost the 20 minutes (41.4%). Before that: AHC 
 alone (dev set 23.3% strict / 15.8% paper). Spectral clustering with an eigengap count
 (3D-Speaker's recipe) scored 23.8% at best on the dev set and over-counted 30 s files.
 
-Measured, not the default: VBx counting again where that rule hears one voice in a call under
-60 s (``vbx_below`` 2, ``vbx_seconds_under`` 60), chosen on the tune parts of corpus v1 and v2
-only (2-4-speaker calls counted right, strict DER; each tune call's PLDA and cohort without its
-own speakers): 91/116 22.4% -> 93/116 21.7% (VBx everywhere: 90/116 23.9%; VBx on long calls or
-where the rule finds >= 5 speakers lost there: the 15-minute 8-speaker tune call 21.9% -> 42.5%).
-Held out: check parts v1+v2 61/79 25.1% -> 63/79 24.7%, the dev set unchanged (17.1%, the four
-dev calls right). But a lone voice is heard as two far more often (``--sets onevoice``, one
-speaker cut from the check parts' 2-speaker calls: 27 -> 15 of 55 one voice), and enrolling a
-45 s recording of one voice was refused as two voices (tests/test_cli_voices.py). Those counts
-were taken while reconstruction still padded frames with a speaker no cluster holds (see
-``witness.diarize.reconstruct``: 6 of the 61 check calls were counted right only by such a
-speaker, at 42-57% DER). Without it the rule still splits lone voices: ``--sets onevoice-tune``
-(tune parts v1+v2) 71 -> 36 of 77 one voice; off."""
+Measured and dropped: VBx counting again where that rule hears one voice in a call under 60 s
+(tune parts v1+v2: 2-4-speaker calls right 91 -> 93 of 116) split lone voices (``--sets
+onevoice-tune``: 71 -> 36 of 77 heard as one) and refused a 45 s enrolment as two voices."""
 
 CAMPPLUS_PIECE_CLUSTERING = ClusteringConfig()
 """CAM++ on the Silero VAD pieces of the fallback path: AHC cut at 0.7 (the cohort was made
@@ -150,20 +134,6 @@ class SplitConfig:
     max_cosine: ...and a centroid whose cosine with each larger group's is under 0.65.
     move_margin: then a long turn whose cosine with the mean of another speaker's long turns
         beats that with its own speaker's others by more than this (0.1) moves there.
-    fragment_score, fragment_share: after all that, optionally, a speaker with under
-        ``fragment_share`` of an equal share of the speech found (0.5: under 25% on a call of
-        two found, 1/6 of three) whose turn pieces' centroid scores above ``fragment_score``
-        (adaptive s-norm against the clustering's cohort) with another speaker's joins it, while
-        more than two speakers (or the user's least) are left (``witness.diarize.fragments``; it
-        embeds nothing: the pieces are the ones above). None (the default): no merging.
-        Measured with ``scripts/measure_counting.py --fragment-scores none,1.5`` (2-4-speaker
-        calls counted right, strict DER; calls up to 15 minutes for the tune parts). Tune parts,
-        off -> 1.5: v1 73 -> 75 of 91, 31.3 -> 31.3%; v2 18 -> 22 of 25, 17.6 -> 16.0%; scores
-        1.0-2.0 and shares 0.4-0.6 within a call of that; without the two-speaker floor two
-        2-speaker v1 calls lost their second voice. Check parts: v1 42 -> 44 of 54, 24.2 ->
-        23.9%; v2 19 -> 18 of 25, 25.8 -> 26.4% (two over-counted 2-speaker calls right, but
-        real voices with little speech merged on a 3- and a 4-speaker wideband call): off by
-        default. The dev set and the long calls are unchanged.
     mixed_cosine: before all that, a window embedding whose local speaker's lone frames hold
         two long turns' pieces with a cosine under this (0.5) mixes two voices: clustering runs
         again without those (``witness.diarize.mixed``); None: not looked for. On the tune
@@ -184,6 +154,9 @@ class SplitConfig:
     the whole diarization 361 s against 280 s without it (one after the other on the loaded
     2-core machine; embedding is compute-bound: one call for all 3 s pieces saved 5%), peak
     RSS unchanged; 2 s pieces instead of 3 lost on the tune part (30.8%, 68 of 105 right).
+    Measured and dropped: a speaker with little speech joining another whose turn pieces score
+    above an s-norm of 1.5 (check parts, 2-4-speaker calls right: v1 42 -> 44 of 54, v2 19 ->
+    18 of 25: real voices with little speech merged on a 3- and a 4-speaker call).
     """
 
     min_turn: float = 1.0
@@ -195,8 +168,6 @@ class SplitConfig:
     max_cosine: float = 0.65
     move_margin: float = 0.1
     mixed_cosine: float | None = 0.5
-    fragment_score: float | None = None
-    fragment_share: float = 0.5
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
     samples ─▶ segmentation (worker thread, ``stream``) ─bounded queue─▶ masks + embeddings
             ─▶ clustering ─▶ per-frame speaker count + reconstruction ─▶ turns
             ─▶ splitting (CAM++: a speaker whose turns are two voices becomes two, ``split``)
-            ─▶ fragments merged (only when ``SplitConfig.fragment_score`` asks: ``fragments``)
 
 Segmentation windows stream into the embedding stage, so embedding starts with the first
 windows (on the CPU the embedding thread also segments whenever no batch waits, so both cores
@@ -38,7 +37,6 @@ from witness.diarize.clustering import ScoreMerge, cluster, filter_embeddings, s
 from witness.diarize.config import DiarizationConfig, RuntimeOptions, SpeakerBounds, config_for
 from witness.diarize.embedding import CamPlusPlusEmbedder, GE2EEmbedder, SpeakerEmbedder, WeSpeakerEmbedder
 from witness.diarize.features import SAMPLE_RATE, finite_audio
-from witness.diarize.fragments import merge_fragments
 from witness.diarize.masks import embedding_masks
 from witness.diarize.pieces import cluster_pieces, piece_batch, piece_centroids, piece_turns
 from witness.diarize.pooled_partials import PooledGE2E
@@ -47,7 +45,7 @@ from witness.diarize.segmentation import (
     FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, LOCAL_SPEAKERS, WINDOW_SAMPLES, SegmentationModel,
     cut_windows, window_starts)
 from witness.diarize.mixed import mixed_windows
-from witness.diarize.split import embedded_turns, middle, renumbered, split_speakers
+from witness.diarize.split import embedded_turns, middle, split_speakers
 from witness.diarize.stream import SegmentationStream
 from witness.vad import SileroVad, fixed_subwindows
 from witness.diarize.windows import Segmentations, SlidingWindow
@@ -289,10 +287,7 @@ class Diarizer:
         known: dict[tuple[float, float], np.ndarray] = {}
         if self.config.split.mixed_cosine is not None:
             out = self._unmixed(out, windows, bounds, duration, signal, known, report)
-        out = self._split(out, signal, merge, bounds, report, known)
-        if self.config.split.fragment_score is None:
-            return out
-        return self._fragments_merged(out, merge, bounds, known)
+        return self._split(out, signal, merge, bounds, report, known)
 
     def _speaker_turns(self, windows: WindowEmbeddings, bounds: SpeakerBounds, duration: float, report: _Reporter,
                        exclude: np.ndarray | None = None) -> SpeakerTurns:
@@ -342,21 +337,6 @@ class Diarizer:
         log.debug("second look at the speakers: %d split off, %d turns moved", split.added, split.moved)
         timings = {**found.timings, "splitting": time.perf_counter() - began}
         return SpeakerTurns(split.turns, split.exclusive_turns, found.found + split.added, timings, split.centroids)
-
-    def _fragments_merged(self, found: SpeakerTurns, merge: ScoreMerge, bounds: SpeakerBounds,
-                          known: dict[tuple[float, float], np.ndarray]) -> SpeakerTurns:
-        """``found`` with its fragment speakers merged (``fragments``), from the turn pieces
-        the split embedded (``known``)."""
-        began = time.perf_counter()
-        config = self.config.split
-        out = merge_fragments(found.turns, found.exclusive_turns, found.centroids, known, merge,
-                              config.fragment_score, config.fragment_share, floor=max(2, bounds.low))
-        log.debug("fragment speakers merged: %d", out.merged)
-        timings = {**found.timings, "fragments": time.perf_counter() - began}
-        if not out.merged:
-            return replace(found, timings=timings)
-        turns, exclusive, centroids = renumbered(out.turns, out.exclusive_turns, out.centroids)
-        return SpeakerTurns(turns, exclusive, found.found - out.merged, timings, centroids)
 
     def embed_pieces(self, signal: np.ndarray, progress: Progress | None = None) -> PieceEmbeddings:
         """The fallback path's first half: VAD speech regions cut into pieces, each embedded."""
