@@ -8,7 +8,7 @@ The engine runs in this process as ``witness FILE --no-diarize`` runs it (speech
 2 threads, product defaults), one engine per model and variant, all loaded at once; for each
 file every engine runs in turn, the order rotated from file to file, so load from other work on a shared machine hits them alike.
 Silero VAD runs once per file (cached in OUT/vad) and is left out of the CPU seconds, which are
-this process's user + system time over the decoding. Each file's words go to
+this process's user + system time over the decoding. Each file's words and their times go to
 OUT/<model>/<variant>/<file>.json; a second call with the same OUT runs only what is missing.
 Variants are comma-separated ``WhisperOptions`` overrides or ``default``. Without gaps decoded
 again a file's words are the default's wherever no stretch was found (the same decoding), so
@@ -138,6 +138,7 @@ def decode(out: Path, call: Path, model: str, variant: str, engine: WhisperEngin
     path = out / model / variant / f"{call.stem}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"words": [w.text for w in result.words], "wall": wall, "cpu": cpu,
+                                "times": [(round(w.start, 3), round(w.end, 3)) for w in result.words],
                                 "gap_cpu": spent["cpu"], "encode_runs": counters.get("encode runs", 0),
                                 "seconds": len(signal) / SAMPLE_RATE, **asdict(result.info.stats)}))
     print(f"{call.stem} {model} {variant}: {len(result.words)} words, {cpu:.1f} CPU s, "
@@ -153,14 +154,14 @@ def score(call: Path, words: list[str]) -> tuple[int, int]:
 
 
 def report(args: argparse.Namespace, name: str, calls: list[Path]) -> None:
-    print(f"\n{name}: {len(calls)} files")
+    print(f"\n{name}: {len(calls)} files (each row scores those decoded)")
     print("| model | variant | WER (digits each) | words out | CPU s | gap CPU s | wall s | encoder runs "
           "| gaps decoded (kept) |")
     print("|---|---|---|---|---|---|---|---|---|")
     per_file: dict[str, dict[tuple[str, str], float]] = {}
     for model in args.models:
         for variant in args.variants + [NO_GAPS]:
-            rows = [(call, row(args.out, call, model, variant)) for call in calls]
+            rows = [(call, stored) for call in calls if (stored := row(args.out, call, model, variant)) is not None]
             errors = refs = 0
             for call, stored in rows:
                 e, r = score(call, stored["words"])

@@ -12,15 +12,22 @@ what passes the guards.
 
 from __future__ import annotations
 
+import logging
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from witness.asr.guards import is_silence_phrase
+from witness.asr.jobs import MIN_PIECE_SAMPLES, Candidate, Decoded, Job, Track
 from witness.asr.speech import SpeechPiece, speech_share
 from witness.audio import SAMPLE_RATE
 from witness.transcript import Word
+
+log = logging.getLogger(__name__)
+
+GAP_ROUNDS = 2  # a stretch decoded again alone, and a stretch its words leave
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,33 @@ class GapOptions:
 
     min_speech: float = 2.5
     word_reach: float = 1.0
+
+
+def redecode_gaps(tracks: list[Track], pieces: list[Job], jobs: list[Job], decoded: list[Decoded],
+                  decode: Callable[[list[Job]], list[Decoded]]) -> list[Job]:
+    """Stretches of ``pieces`` that decoding ``jobs`` (pieces, rests; ``decoded``, in order) left
+    without words, each decoded alone by ``decode`` (into ``decoded``, appended), and what their
+    words leave so once more: the gaps' jobs, in ``decoded``'s order."""
+    done: list[Job] = []
+    for _ in range(GAP_ROUNDS):
+        gaps = [Job(k, gap, gap.audio(track.signal, track.own), first=False, one_window=False, speech_gap=True)
+                for k, track in enumerate(tracks) if track.probabilities is not None  # no VAD: none
+                for gap in track_gaps([j.piece for j in pieces if j.track == k], [w for j, d in zip(
+                    jobs + done, decoded) if j.track == k for s in d[0] for w in s.words], track.probabilities)
+                if gap.samples >= MIN_PIECE_SAMPLES]
+        decoded += decode(gaps)
+        done += gaps
+        pieces = [g for g, (segments, _, _) in zip(gaps, decoded[len(decoded) - len(gaps):]) if segments]
+    return done
+
+
+def kept(found: Candidate, piece: SpeechPiece) -> Decoded:
+    """What a stretch decoded alone (``piece``, its one greedy pass ``found``) gives: its segments
+    when its text is no loop and not only Whisper's silence phrases."""
+    keep = found.failure is None and not is_silence_phrase(" ".join(s.text for s in found.segments))
+    if found.segments and not keep:
+        log.info("speech at %.1f s decoded alone: %s; not kept", piece.to_file(0.0), found.failure or "silence")
+    return found.segments if keep else [], False, None
 
 
 def track_gaps(pieces: Sequence[SpeechPiece], words: Sequence[Word], probs: np.ndarray,

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -32,13 +31,14 @@ import numpy as np
 
 from witness.asr.backend import AsrBackendInfo, backend_info
 from witness.asr.cpplog import CPP_LOG, LOG_ERROR
-from witness.asr.gaps import track_gaps
+from witness.asr.gaps import kept, redecode_gaps
 from witness.asr.guards import LoopOptions, collapse_repeats, is_silence_phrase, longest_run, loop_reason, words_agree
+from witness.asr.jobs import MIN_PIECE_SAMPLES, Candidate, Decoded, Job, ProgressTracker, Track
 from witness.asr.options import WhisperOptions
 from witness.asr.options import WINDOW_SECONDS
-from witness.asr.speech import SpeechPiece, pack_pieces, plan_pieces, speech_share, whole_file_pieces
+from witness.asr.speech import SpeechPiece, plan_pieces, speech_share, whole_file_pieces
 from witness.asr.timings import StageClock, parse_print_timings
-from witness.asr.windows import OneWindow
+from witness.asr.windows import OneWindow, rest_jobs
 from witness.asr.words import Piece, cut_at_seams, is_annotation, join_words, monotonic, token_spans
 from witness.audio import SAMPLE_RATE
 from witness.errors import InputError, ModelError
@@ -53,25 +53,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# whisper.cpp refuses audio under 100 ms, and with DTW timestamps aborts the process on audio
-# under ~0.17 s (WHISPER_ASSERT filter_width < a->ne[2]: fewer audio frames than DTW's median
-# filter is wide); no word fits in that
-MIN_PIECE_SAMPLES = SAMPLE_RATE // 5
-REST_GAP = SAMPLE_RATE  # silence between the rests of pieces decoded together (``_rests``)
 VAD_WORKERS = 2  # threads that read Silero VAD's lanes (``vad.SileroVad``), at most whisper.cpp's
-GAP_ROUNDS = 2  # a stretch decoded again alone (``gaps``), and a stretch its words leave
-
-
-@dataclass(frozen=True)
-class Track:
-    """One signal of a file to decode: ``signal`` (samples,) float32; ``probabilities``: its
-    speech, one Silero probability per 512 samples (None: no speech gate, all of it is
-    decoded); ``own``: (start, end) sample spans outside which its audio is silenced (None:
-    none is), so that another party's bleed between them is not decoded."""
-
-    signal: np.ndarray
-    probabilities: np.ndarray | None = None
-    own: tuple[tuple[int, int], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -231,14 +213,14 @@ class WhisperEngine:
             planned = [self._pieces(track) for track in tracks]
         stats = DecodeStats(pieces=sum(map(len, planned)),
                             speech_seconds=sum(p.samples for pieces in planned for p in pieces) / SAMPLE_RATE)
-        jobs = [_Job(k, piece, piece.audio(track.signal, track.own), first=i == 0)
+        jobs = [Job(k, piece, piece.audio(track.signal, track.own), first=i == 0)
                 for k, (track, pieces) in enumerate(zip(tracks, planned))
                 for i, piece in enumerate(p for p in pieces if p.samples >= MIN_PIECE_SAMPLES)]
-        tracker = _ProgressTracker(progress, sum(job.piece.samples for job in jobs))
+        tracker = ProgressTracker(progress, sum(job.piece.samples for job in jobs))
         decoded, language = self._decode_all(jobs, self._language(), tracker)
-        rests = self._rests(tracks, jobs, decoded)
-        decoded += self._decode_all(rests, language, _ProgressTracker(None, 1))[0]
-        gaps = self._redecode_gaps(tracks, jobs, jobs + rests, decoded, language)
+        rests = rest_jobs(tracks, jobs, decoded)
+        decoded += self._decode_all(rests, language, ProgressTracker(None, 1))[0]
+        gaps = self._redecode_gaps(tracks, jobs, jobs + rests, decoded, language) if self.options.redecode_gaps else []
         tracker.done()
         per_track: list[list[AsrSegment]] = [[] for _ in tracks]
         for job, (segments, redecoded, _) in zip(jobs + rests + gaps, decoded):
@@ -250,8 +232,8 @@ class WhisperEngine:
                      for track, segments in zip(tracks, per_track)]
         return self._result(per_track, language, len(tracks[0].signal) / SAMPLE_RATE, stats)
 
-    def _decode_all(self, jobs: list["_Job"], language: str,
-                    tracker: "_ProgressTracker") -> tuple[list["_Decoded"], str]:
+    def _decode_all(self, jobs: list[Job], language: str,
+                    tracker: ProgressTracker) -> tuple[list[Decoded], str]:
         """Each job's segments, whether it was decoded again and its undecoded rest (``_decode``),
         in job order, and the language (with "auto", the one whisper.cpp detects in the first
         piece, which is decoded alone). The others are decoded ``_decoders`` at a time, each on a
@@ -266,7 +248,7 @@ class WhisperEngine:
         for context in self._decoder_contexts(self._decoders(len(rest))):
             free.put(context)
 
-        def decode(indexed: tuple[int, _Job]) -> _Decoded:
+        def decode(indexed: tuple[int, Job]) -> Decoded:
             index, job = indexed
             ctx, threads = free.get()
             try:
@@ -280,32 +262,12 @@ class WhisperEngine:
         with ThreadPoolExecutor(free.qsize(), thread_name_prefix="whisper") as pool:
             return out + list(pool.map(decode, rest)), language
 
-    @staticmethod
-    def _rests(tracks: list[Track], jobs: list["_Job"], decoded: list["_Decoded"]) -> list["_Job"]:
-        """The rests that decoding ``jobs`` left (``windows``), laid end to end per track into
-        pieces of at most a window, each to be decoded whole. A rest ends where its piece did,
-        often mid-sentence: silence (``REST_GAP``) keeps the next one out of its last segment,
-        where DTW put the next rest's words (on the 30-minute corpus call, 250 s early)."""
-        return [_Job(k, piece, piece.audio(track.signal, track.own), first=False, one_window=False)
-                for k, track in enumerate(tracks)
-                for piece in pack_pieces([rest for job, (_, _, rest) in zip(jobs, decoded) if job.track == k and rest],
-                                         gap=REST_GAP)]
-
-    def _redecode_gaps(self, tracks: list[Track], pieces: list["_Job"], jobs: list["_Job"],
-                       decoded: list["_Decoded"], language: str) -> list["_Job"]:
-        """Stretches of ``pieces`` that decoding ``jobs`` (pieces, rests) left without words, each
-        decoded alone into ``decoded``, and what their words leave so once more (``gaps``)."""
-        done: list[_Job] = []
-        for _ in range(GAP_ROUNDS if self.options.redecode_gaps else 0):
-            gaps = [_Job(k, gap, gap.audio(track.signal, track.own), first=False, one_window=False, speech_gap=True)
-                    for k, track in enumerate(tracks) if track.probabilities is not None  # no VAD: none
-                    for gap in track_gaps([j.piece for j in pieces if j.track == k], [w for j, d in zip(
-                        jobs + done, decoded) if j.track == k for s in d[0] for w in s.words], track.probabilities)
-                    if gap.samples >= MIN_PIECE_SAMPLES]
-            decoded += self._decode_all(gaps, language, _ProgressTracker(None, 1))[0]
-            done += gaps
-            pieces = [g for g, (segments, _, _) in zip(gaps, decoded[len(decoded) - len(gaps):]) if segments]
-        return done
+    def _redecode_gaps(self, tracks: list[Track], pieces: list[Job], jobs: list[Job], decoded: list[Decoded],
+                       language: str) -> list[Job]:
+        """The ``gaps`` pass over the stretches of ``pieces`` that decoding ``jobs`` (pieces,
+        rests) left without words: its jobs, their decodings appended to ``decoded``."""
+        return redecode_gaps(tracks, pieces, jobs, decoded,
+                             lambda gaps: self._decode_all(gaps, language, ProgressTracker(None, 1))[0])
 
     def _decoders(self, jobs: int) -> int:
         """How many pieces to decode at once (``WhisperOptions.decoders``): one on a GPU, or
@@ -327,8 +289,8 @@ class WhisperEngine:
             return plan_pieces(track.probabilities, len(track.signal))
         return whole_file_pieces(track.signal, self.options.effective_chunk_seconds)
 
-    def _decode(self, ctx: Any, threads: int, job: "_Job", language: str,
-                progress: Callable[[int], None] | None) -> "_Decoded":
+    def _decode(self, ctx: Any, threads: int, job: Job, language: str,
+                progress: Callable[[int], None] | None) -> Decoded:
         """Segments of one piece (file times), whether it had to be decoded again, and the
         rest of the piece its decoding left (``windows.OneWindow``: with ``job.one_window``,
         each pass ends before a second encoder run), on ``ctx`` with ``threads`` threads.
@@ -344,7 +306,7 @@ class WhisperEngine:
         (T = 0.4 looks surer than T = 0), and retrying on it made a noisy corpus call worse
         (scripts/asr_speed.py --each)."""
         o, piece = self.options, job.piece
-        tried: list[_Candidate] = []
+        tried: list[Candidate] = []
         for k, temperature in enumerate([o.temperature, *self._fallback_temperatures()]):
             params = self._full_params(language, o.initial_prompt if job.first and k == 0 else "", temperature,
                                        fresh=job.first or k > 0, threads=threads)
@@ -362,21 +324,17 @@ class WhisperEngine:
                 break
             log.info("piece at %.1f s, T=%g: %s; decoding it again hotter",
                      piece.to_file(0.0), temperature, tried[-1].failure)
-        return min(tried, key=_Candidate.rank).decoded(piece, True)
+        return min(tried, key=Candidate.rank).decoded(piece, True)
 
-    def _decode_gap(self, ctx: Any, threads: int, job: "_Job", language: str,
-                    progress: Callable[[int], None] | None) -> "_Decoded":
-        """A stretch of speech left without words (``gaps``), decoded once in a window of its own:
-        its segments when its text is no loop and not only Whisper's silence phrases."""
+    def _decode_gap(self, ctx: Any, threads: int, job: Job, language: str,
+                    progress: Callable[[int], None] | None) -> Decoded:
+        """A stretch of speech left without words (``gaps``), decoded once, greedy, in a window of
+        its own (no progress: after the pieces' 100%)."""
         params = self._full_params(language, "", self.options.temperature, fresh=True, threads=threads)
-        self._run(ctx, job.audio, params, stage="gap")  # no progress: after the pieces' 100%
-        found = self._candidate(ctx, job.piece, OneWindow(job.piece.samples, guard=False), 0)
-        kept = found.failure is None and not is_silence_phrase(" ".join(s.text for s in found.segments))
-        if found.segments and not kept:
-            log.info("speech at %.1f s decoded alone: %s; not kept", job.piece.to_file(0.0), found.failure or "silence")
-        return found.segments if kept else [], False, None
+        self._run(ctx, job.audio, params, stage="gap")
+        return kept(self._candidate(ctx, job.piece, OneWindow(job.piece.samples, guard=False), 0), job.piece)
 
-    def _candidate(self, ctx: Any, piece: SpeechPiece, window: OneWindow, attempt: int) -> "_Candidate":
+    def _candidate(self, ctx: Any, piece: SpeechPiece, window: OneWindow, attempt: int) -> Candidate:
         """The last whisper_full call's result on ``piece`` (its ``attempt``-th pass, guarded by
         ``window``), measured over the audio it decoded."""
         segments = self._segments(ctx, piece)
@@ -386,7 +344,7 @@ class WhisperEngine:
         seconds = (piece.samples if rest is None else max(rest, MIN_PIECE_SAMPLES)) / SAMPLE_RATE
         loop = loop_reason(text, seconds) if self.options.redecode_loops else None
         words = tuple(normalize_words(text))
-        return _Candidate(segments, loop, longest_run(words, LoopOptions.max_ngram), attempt, words, rest)
+        return Candidate(segments, loop, longest_run(words, LoopOptions.max_ngram), attempt, words, rest)
 
     def _fallback_temperatures(self) -> list[float]:
         o = self.options
@@ -525,75 +483,3 @@ class WhisperEngine:
         return AsrResult(words=tuple(w for w, _ in tagged), segments=tuple(segments), language=language,
                          duration=duration, info=info,
                          channels=tuple(k for _, k in tagged) if len(per_track) > 1 else None)
-
-
-class _ProgressTracker:
-    """Maps whisper.cpp's per-piece percentages onto the whole file, pieces decoded at once
-    included (the share of samples done); never goes backwards."""
-
-    def __init__(self, callback: Progress | None, total: int):
-        self.callback, self.total, self.last = callback, max(total, 1), -1
-        self._done: dict[int, float] = {}  # samples done per piece
-        self._lock = threading.Lock()  # whisper.cpp calls back on each decoder's thread
-
-    def for_piece(self, index: int, samples: int) -> Callable[[int], None] | None:
-        """The callback for piece ``index`` of ``samples`` samples."""
-        if self.callback is None:
-            return None
-
-        def report(percent: int) -> None:
-            self._done[index] = samples * percent / 100
-            self._report(int(100 * sum(self._done.values()) / self.total))
-
-        return report
-
-    def _report(self, percent: int) -> None:
-        with self._lock:
-            if self.callback is not None and percent > self.last:
-                self.last = percent
-                self.callback("transcribe", min(percent, 100), 100)
-
-    def done(self) -> None:
-        self._report(100)
-
-
-@dataclass(frozen=True)
-class _Job:
-    """A piece to decode: of track ``track``, its audio ((samples,) float32), whether it is
-    the track's first (the one ``initial_prompt`` conditions), whether its decoding stops before
-    a second encoder run (``windows.OneWindow``; off for rests), and whether it is a ``gaps`` one."""
-
-    track: int
-    piece: SpeechPiece
-    audio: np.ndarray
-    first: bool
-    one_window: bool = True
-    speech_gap: bool = False
-
-
-_Decoded = tuple[list[AsrSegment], bool, "SpeechPiece | None"]  # segments, decoded again, undecoded rest
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    """One decoding of a piece: its segments, why it looks like a loop (None: it passes), its
-    longest run of one n-gram, which pass made it (0: the first), its normalised words, and
-    the sample offset where it stopped short of the piece's end (None: it did not)."""
-
-    segments: list[AsrSegment]
-    failure: str | None
-    repeats: int
-    attempt: int
-    words: tuple[str, ...]
-    rest: int | None = None
-
-    def decoded(self, piece: SpeechPiece, again: bool) -> _Decoded:
-        """What ``_decode`` returns for this candidate of ``piece``: a rest shorter than
-        whisper.cpp takes is dropped."""
-        rest = piece.after(self.rest) if self.rest is not None else None
-        return self.segments, again, rest if rest is not None and rest.samples >= MIN_PIECE_SAMPLES else None
-
-    def rank(self) -> tuple:
-        """Smaller is better: no loop first (among loops, fewer repeats), then the coolest pass."""
-        loops = self.failure is not None
-        return (loops, self.repeats if loops else 0, self.attempt)

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from witness.asr.jobs import Decoded, Job, Track
+from witness.asr.speech import pack_pieces
 from witness.audio import SAMPLE_RATE
 
 CENTISECOND = SAMPLE_RATE // 100  # whisper.cpp's times are in 10 ms
+REST_GAP = SAMPLE_RATE  # silence between the rests of pieces decoded together (``rest_jobs``)
 
 
 class OneWindow:
@@ -63,3 +66,14 @@ class OneWindow:
         if last_segment_end is not None:
             at = max(at, last_segment_end * CENTISECOND)
         return min(at, self.samples)
+
+
+def rest_jobs(tracks: list[Track], jobs: list[Job], decoded: list[Decoded]) -> list[Job]:
+    """The rests that decoding ``jobs`` left, laid end to end per track into pieces of at most a
+    window, each to be decoded whole. A rest ends where its piece did, often mid-sentence:
+    silence (``REST_GAP``) keeps the next one out of its last segment, where DTW put the next
+    rest's words (on the 30-minute corpus call, 250 s early)."""
+    return [Job(k, piece, piece.audio(track.signal, track.own), first=False, one_window=False)
+            for k, track in enumerate(tracks)
+            for piece in pack_pieces([rest for job, (_, _, rest) in zip(jobs, decoded) if job.track == k and rest],
+                                     gap=REST_GAP)]
