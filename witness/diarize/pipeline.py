@@ -3,6 +3,7 @@
     samples ─▶ segmentation (worker thread, ``stream``) ─bounded queue─▶ masks + embeddings
             ─▶ clustering ─▶ per-frame speaker count + reconstruction ─▶ turns
             ─▶ splitting (CAM++: a speaker whose turns are two voices becomes two, ``split``)
+            ─▶ one speaker found: a second voice where CAM++ and GE2E both hear two (``second_voice``)
 
 Segmentation windows stream into the embedding stage, so embedding starts with the first
 windows (on the CPU the embedding thread also segments whenever no batch waits, so both cores
@@ -33,7 +34,7 @@ import numpy as np
 from witness.accel.blas import blas_threads
 from witness.accel.providers import CPU as CPU_PROVIDER
 from witness.diarize.aggregate import speaker_count
-from witness.diarize.clustering import ScoreMerge, cluster, filter_embeddings, score_merge
+from witness.diarize.clustering import ScoreMerge, cluster, filter_embeddings, normalized, score_merge
 from witness.diarize.config import DiarizationConfig, RuntimeOptions, SpeakerBounds, config_for
 from witness.diarize.embedding import CamPlusPlusEmbedder, GE2EEmbedder, SpeakerEmbedder, WeSpeakerEmbedder
 from witness.diarize.features import SAMPLE_RATE, finite_audio
@@ -45,7 +46,8 @@ from witness.diarize.segmentation import (
     FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, LOCAL_SPEAKERS, WINDOW_SAMPLES, SegmentationModel,
     cut_windows, window_starts)
 from witness.diarize.mixed import mixed_windows
-from witness.diarize.split import embedded_turns, middle, split_speakers
+from witness.diarize.second_voice import two_voices
+from witness.diarize.split import embedded_turns, middle, relabel, renumbered, split_speakers
 from witness.diarize.stream import SegmentationStream
 from witness.vad import SileroVad, fixed_subwindows
 from witness.diarize.windows import Segmentations, SlidingWindow
@@ -186,6 +188,8 @@ class Diarizer:
         self.runtime = runtime
         self.ge2e_variant = ge2e_variant
         self.embedder = self._make_embedder()
+        self.second = None if models.second is None or models.embedding != "campplus" else GE2EEmbedder(
+            models.second, runtime.embedding_providers, threads=runtime.embedding_threads)
         self.segmentation = None if models.segmentation is None else SegmentationModel(
             models.segmentation, runtime.segmentation_providers, threads=runtime.segmentation_threads)
         self.vad = None if models.vad is None else SileroVad(
@@ -287,7 +291,8 @@ class Diarizer:
         known: dict[tuple[float, float], np.ndarray] = {}
         if self.config.split.mixed_cosine is not None:
             out = self._unmixed(out, windows, bounds, duration, signal, known, report)
-        return self._split(out, signal, merge, bounds, report, known)
+        out = self._split(out, signal, merge, bounds, report, known)
+        return self._second_voice(out, signal, bounds, known)
 
     def _speaker_turns(self, windows: WindowEmbeddings, bounds: SpeakerBounds, duration: float, report: _Reporter,
                        exclude: np.ndarray | None = None) -> SpeakerTurns:
@@ -337,6 +342,29 @@ class Diarizer:
         log.debug("second look at the speakers: %d split off, %d turns moved", split.added, split.moved)
         timings = {**found.timings, "splitting": time.perf_counter() - began}
         return SpeakerTurns(split.turns, split.exclusive_turns, found.found + split.added, timings, split.centroids)
+
+    def _second_voice(self, found: SpeakerTurns, signal: np.ndarray, bounds: SpeakerBounds,
+                      known: dict[tuple[float, float], np.ndarray]) -> SpeakerTurns:
+        """``found``'s one speaker split in two where CAM++ and GE2E both hear two voices in its
+        long turns (``second_voice``); any other ``found`` as it is."""
+        if self.second is None or bounds.high < 2 or len({t.speaker for t in found.turns}) != 1:
+            return found
+        began, config = time.perf_counter(), self.config.split
+        long, normed = embedded_turns(found.exclusive_turns, signal, self.embedder.embed, config, known,
+                                      self.runtime.piece_workers)
+        voices = two_voices([middle(t, config.turn_seconds) for t in long], normed, signal, self.second.embed)
+        timings = {**found.timings, "second voice": time.perf_counter() - began}
+        if voices is None:
+            return replace(found, timings=timings)
+        speaker = long[0].speaker
+        names = [speaker, f"{speaker}.1"]
+        centroids = {name: normalized(normed[voices == k].mean(axis=0)).astype(np.float32)
+                     for k, name in enumerate(names)}
+        turns, exclusive, centroids = renumbered(relabel(found.turns, speaker, long, voices, names),
+                                                 relabel(found.exclusive_turns, speaker, long, voices, names),
+                                                 centroids)
+        log.debug("a second voice in the one speaker found: %d of %d long turns", int(voices.sum()), len(long))
+        return SpeakerTurns(turns, exclusive, found.found + 1, timings, centroids)
 
     def embed_pieces(self, signal: np.ndarray, progress: Progress | None = None) -> PieceEmbeddings:
         """The fallback path's first half: VAD speech regions cut into pieces, each embedded."""

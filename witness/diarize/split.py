@@ -93,7 +93,7 @@ def embedded_turns(exclusive: tuple[Turn, ...], signal: np.ndarray, embed: Embed
     return [t for t, good in zip(long, ok) if good], normalized(vectors[ok])
 
 
-def _relabel(turns: tuple[Turn, ...], speaker: str, runs: list[Turn], groups: np.ndarray,
+def relabel(turns: tuple[Turn, ...], speaker: str, runs: list[Turn], groups: np.ndarray,
              names: list[str]) -> tuple[Turn, ...]:
     """``turns`` with those of ``speaker`` cut halfway between consecutive embedded turns
     (``runs``, in time order) of different groups, each piece named after its nearest one."""
@@ -169,8 +169,8 @@ def _split(look: _Look, speaker: str, merge: ScoreMerge, config: SplitConfig, ro
     groups = np.minimum(groups, min(int(groups.max()), room)).astype(np.int64)
     names = [speaker] + [f"{speaker}.{g}" for g in range(1, int(groups.max()) + 1)]
     if len(names) > 1:
-        look.turns = _relabel(look.turns, speaker, runs, groups, names)
-        look.exclusive = _relabel(look.exclusive, speaker, runs, groups, names)
+        look.turns = relabel(look.turns, speaker, runs, groups, names)
+        look.exclusive = relabel(look.exclusive, speaker, runs, groups, names)
         for i, g in zip(index, groups):
             look.labels[i] = names[g]
     return names

@@ -49,12 +49,15 @@ class DiarizationModels:
     segmentation: the segmentation-3.0 ONNX file, or None when none could be had.
     vad: the Silero VAD ONNX file (resolved only when ``segmentation`` is None).
     embedding: "campplus", "ge2e" or "wespeaker"; embedding_path: its ONNX file.
+    second: with CAM++, the GE2E ONNX file of the second voice check (``diarize.second_voice``);
+        None: no check (another embedding, or GE2E could not be had).
     """
 
     segmentation: Path | None
     vad: Path | None
     embedding: str
     embedding_path: Path
+    second: Path | None = None
 
 
 # Files Witness converts itself, by the checksum of the checkpoint they come from.
@@ -126,7 +129,19 @@ def choose_models(embedding: str = "auto", models_dir: str | Path | None = None,
     chosen = choose_segmentation(segmentation, models_dir, offline, progress)
     vad = None if chosen else store.resolve(SILERO_VAD, models_dir, offline=offline, progress=progress)
     name, path = choose_embedding(embedding, models_dir, offline, progress)
-    return DiarizationModels(chosen, vad, name, path)
+    return DiarizationModels(chosen, vad, name, path, _second(name, models_dir, offline, progress))
+
+
+def _second(embedding: str, models_dir: str | Path | None, offline: bool, progress: store.Progress | None) -> Path | None:
+    """GE2E for the second voice check of a CAM++ run (None otherwise, or, said on stderr, when
+    it cannot be had)."""
+    if embedding != "campplus":
+        return None
+    try:
+        return ge2e_onnx_path(models_dir, offline=offline, progress=progress)
+    except ModelError as exc:
+        log.warning("GE2E could not be had (%s): no second voice check where one speaker is found", exc)
+        return None
 
 
 def _source(names: tuple[str, ...], checkpoint: store.ModelFile, models_dir, offline: bool) -> str | None:
