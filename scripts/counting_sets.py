@@ -1,5 +1,6 @@
 """The files ``measure_counting.py`` scores: the sample call and the dev set, the dev set
-concatenated, the corpus parts, and one voice cut alone from the corpus's 2-speaker calls.
+concatenated, the corpus parts, one voice cut alone from the corpus's 2-speaker calls, and
+those calls with one party muted.
 Each is an ``Item``: its audio, reference turns and conditions."""
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from witness.transcript import Turn
 DEV_SET = SHARED / "data" / "dev-set"
 CORPUS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "witness" / "corpus" / "v1"
 COHORT = Path(__file__).resolve().parents[1] / "witness" / "diarize" / "data"
-TUNING_SETS = ("tune", "onevoice-tune")  # their speakers are in the shipped cohort and PLDA
+TUNING_SETS = ("tune", "onevoice-tune", "muted-tune")  # their speakers are in the shipped cohort and PLDA
 
 
 @dataclass(frozen=True)
@@ -102,4 +103,44 @@ def one_voice_items(corpus: Path, part: str, cache: Path) -> list[Item]:
             write_wav(wav, samples[mask])
             wav.with_suffix(".rttm").write_text(format_rttm([Turn(0.0, mask.sum() / SAMPLE_RATE, who)], wav.stem))
         items.append(_item(set_name, wav, call.band, call.snr, load_audio(wav).duration, (who,)))
+    return items
+
+
+def muted_items(corpus: Path, part: str, cache: Path, tail: float = 0.3) -> list[Item]:
+    """One voice alone, in a call's own turn-taking: each 2-speaker call of ``part`` under 5
+    minutes with its less talkative party muted, their turns (and ``tail`` s of reverberation
+    after each) filled with the call's own noise floor (its stretches where nobody talks,
+    repeated); written once into ``cache``/muted-``part``. Its reference is the other party's
+    turns less the muted stretches. The set is "muted" for the check part, "muted-tune" for
+    the tune part. Unlike ``one_voice_items`` (the voice's turns joined), the length, pauses and
+    conditions are the call's: what a 2-speaker call clustering heard as one is told from."""
+    items, set_name = [], "muted" if part == "check" else f"muted-{part}"
+    for call in corpus_items(corpus, part):
+        if call.speakers != 2 or call.duration >= 300:
+            continue
+        talk = defaultdict(float)
+        for t in call.reference:
+            talk[t.speaker] += t.duration
+        keep = max(talk, key=talk.__getitem__)
+        muted = sorted((t.start, t.end + tail) for t in call.reference if t.speaker != keep)
+        wav = cache / f"muted-{part}" / f"{call.name}.wav"
+        if not wav.exists():
+            samples = load_audio(call.wav).samples.copy()
+            anyone, other = np.zeros(len(samples), dtype=bool), np.zeros(len(samples), dtype=bool)
+            for t in call.reference:
+                span = slice(int(t.start * SAMPLE_RATE), int((t.end + tail) * SAMPLE_RATE))
+                anyone[span] = True
+                other[span] |= t.speaker != keep
+            floor = samples[~anyone] if (~anyone).sum() >= SAMPLE_RATE // 10 else np.zeros(SAMPLE_RATE, np.float32)
+            samples[other] = np.resize(floor, int(other.sum()))
+            wav.parent.mkdir(parents=True, exist_ok=True)
+            write_wav(wav, samples)
+        reference = []
+        for t in call.reference:
+            if t.speaker == keep:
+                pieces = [(t.start, t.end)]
+                for a, b in muted:
+                    pieces = [q for x, y in pieces for q in ((x, min(y, a)), (max(x, b), y)) if q[1] - q[0] > 0.05]
+                reference += [Turn(x, y, keep) for x, y in pieces]
+        items.append(Item(set_name, call.name, wav, tuple(reference), call.band, call.snr, call.duration, (keep,)))
     return items

@@ -21,8 +21,9 @@ embeds the long turns again each time) and scoring.
 Sets: ``dev`` (the sample call and the 7 dev-set files), ``devlong`` (the dev set
 concatenated to 20 minutes, 21 people), ``tune`` and ``check`` (the corpus parts;
 ``--corpus`` is its folder), ``onevoice`` (one speaker alone, cut from the check part's
-2-speaker calls: ``one_voice_items``), ``onevoice-tune`` (the same from the tune part). Tune on
-``dev``, ``tune`` and ``onevoice-tune`` only. The turn pieces the split embeds are cached too
+2-speaker calls: ``one_voice_items``), ``onevoice-tune`` (the same from the tune part), ``muted``
+and ``muted-tune`` (those calls with one party muted: ``muted_items``). Tune on ``dev``, ``tune``,
+``onevoice-tune`` and ``muted-tune`` only. The turn pieces the split embeds are cached too
 (``PieceCache``, ``--cache``/pieces.pkl).
 """
 
@@ -43,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from scripts.counting_sets import (COHORT, CORPUS, TUNING_SETS, Item, corpus_items, dev_items, long_dev_item,
-                                   one_voice_items)
+                                   muted_items, one_voice_items)
 from scripts.diarization_cases import der_parts
 from witness.audio import SAMPLE_RATE, load_audio
 from witness.diarize import clustering as clustering_module, pipeline as pipeline_module
@@ -444,7 +445,7 @@ def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="dev", help="comma-separated: dev, devlong, tune, check, onevoice, "
-                                                        "onevoice-tune")
+                                                        "onevoice-tune, muted, muted-tune")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/witness-counting-cache"))
     parser.add_argument("--scores", action="store_true", help="same/different-speaker scores by condition")
@@ -486,6 +487,8 @@ def main() -> None:
         items += (dev_items() if name == "dev" else [long_dev_item(args.cache)] if name == "devlong"
                   else one_voice_items(args.corpus, "check", args.cache) if name == "onevoice"
                   else one_voice_items(args.corpus, "tune", args.cache) if name == "onevoice-tune"
+                  else muted_items(args.corpus, "check" if name == "muted" else "tune", args.cache)
+                  if name in ("muted", "muted-tune")
                   else corpus_items(args.corpus, name))
     for item in items:
         cached_windows(diarizer, item, args.cache)

@@ -8,12 +8,13 @@ pair). The speaker becomes two when each group has at least ``MIN_TURNS`` turns,
 CAM++ centroids score under ``CAM_COSINE``, and the same two groups, embedded again by a
 second, independent model (Resemblyzer's GE2E), score under ``GE2E_COSINE``.
 
-Why both: on the tuning corpus each model alone splits lone voices (one speaker alone, the
-other party of the call muted) that the other keeps whole. Tune part v1, calls found as one
-speaker (16 with 2-3 speakers, 165 lone voices: the corpus's ``onevoice-tune`` set, its cuts,
-and each 2-speaker call with its quieter party muted): CAM++ under 0.72 alone split 6 calls
-and 2 lone voices, GE2E under 0.89 alone 8 and 2, both 5 and none
-(``scripts/measure_counting.py``; the study in its docstring).
+Why both: on the tuning corpus each model alone splits lone voices that the other keeps whole.
+Corpus v1 tune part, the files the pipeline finds one speaker in: 16 calls with 2-3 speakers
+against 114 lone voices (``onevoice-tune`` and ``muted-tune``: each 2-speaker call with its
+quieter party muted, the call's own turn-taking and length kept). CAM++ under 0.72 alone
+would split 6 calls and 2 lone voices, GE2E under 0.89 alone 8 and 2, both together 5 and none
+(``scripts/second_voice_study.py``). Most merged calls stay merged: their two groups score
+like one voice's (CAM++ 0.77-0.82, GE2E 0.87-0.92, against 0.72-0.93 and 0.84-0.97).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def two_means(normed: np.ndarray, rounds: int = 30) -> np.ndarray:
     return labels
 
 
-def _centroid_cosine(normed: np.ndarray, labels: np.ndarray) -> float:
+def centroid_cosine(normed: np.ndarray, labels: np.ndarray) -> float:
     a, b = normalized(np.stack([normed[labels == k].mean(axis=0) for k in range(2)]))
     return float(a @ b)
 
@@ -59,7 +60,7 @@ def two_voices(pieces: list[tuple[float, float]], normed: np.ndarray, signal: np
     if len(pieces) < 2 * MIN_TURNS:
         return None
     labels = two_means(normed)
-    if np.bincount(labels, minlength=2).min() < MIN_TURNS or _centroid_cosine(normed, labels) >= CAM_COSINE:
+    if np.bincount(labels, minlength=2).min() < MIN_TURNS or centroid_cosine(normed, labels) >= CAM_COSINE:
         return None
     again = []
     for a, b in pieces:
@@ -68,4 +69,4 @@ def two_voices(pieces: list[tuple[float, float]], normed: np.ndarray, signal: np
     ok = np.isfinite(again).all(axis=1) & (np.abs(again).sum(axis=1) > 0)
     if np.bincount(labels[ok], minlength=2).min() < MIN_TURNS:
         return None
-    return labels if _centroid_cosine(normalized(again[ok]), labels[ok]) < GE2E_COSINE else None
+    return labels if centroid_cosine(normalized(again[ok]), labels[ok]) < GE2E_COSINE else None
