@@ -13,8 +13,13 @@ Corpus v1 tune part, the files the pipeline finds one speaker in: 16 calls with 
 against 114 lone voices (``onevoice-tune`` and ``muted-tune``: each 2-speaker call with its
 quieter party muted, the call's own turn-taking and length kept). CAM++ under 0.72 alone
 would split 6 calls and 2 lone voices, GE2E under 0.89 alone 8 and 2, both together 5 and none
-(``scripts/second_voice_study.py``). Most merged calls stay merged: their two groups score
-like one voice's (CAM++ 0.77-0.82, GE2E 0.87-0.92, against 0.72-0.93 and 0.84-0.97).
+(``scripts/second_voice_study.py``). Most merged calls stay merged: 5 have under 4 long turns
+(or a group of one), and the other 6 score like one voice's groups (CAM++ 0.70-0.82, GE2E
+0.87-0.92; the 12 lone voices with two groups: 0.61-0.87 and 0.84-0.93).
+Check parts (``scripts/measure_counting.py --sets check,onevoice,muted``): 2 of the 10 calls
+found as one right (v1 check_005 56.4 -> 10.4% DER, v2 check_013 13.7 -> 10.9%); lone voices
+heard as one: ``onevoice`` unchanged (v1 37/38, v2 15/17), ``muted`` v1 37 -> 36 of 38
+(check_004: 4 long turns at 0.681 and 0.844). Dev set unchanged (17.1%).
 """
 
 from __future__ import annotations
