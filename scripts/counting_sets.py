@@ -78,19 +78,23 @@ def corpus_items(corpus: Path, part: str) -> list[Item]:
             for c in calls if (corpus / part / f"{c['uri']}.rttm").exists()]
 
 
+def short_two_speaker_calls(corpus: Path, part: str):
+    """(call, its speaker who talks most) for each 2-speaker call of ``part`` under 5 minutes."""
+    for call in corpus_items(corpus, part):
+        if call.speakers == 2 and call.duration < 300:
+            talk = defaultdict(float)
+            for t in call.reference:
+                talk[t.speaker] += t.duration
+            yield call, max(talk, key=talk.__getitem__)
+
+
 def one_voice_items(corpus: Path, part: str, cache: Path) -> list[Item]:
     """One voice alone, is it heard as one? From each 2-speaker call of ``part`` under 5
     minutes, the speech of its speaker who talks most, where the other is silent, joined
     (written once into ``cache``/onevoice-``part``); its reference is that one speaker. The
     set is "onevoice" for the check part, "onevoice-tune" for the tune part."""
     items, set_name = [], "onevoice" if part == "check" else f"onevoice-{part}"
-    for call in corpus_items(corpus, part):
-        if call.speakers != 2 or call.duration >= 300:
-            continue
-        talk = defaultdict(float)
-        for t in call.reference:
-            talk[t.speaker] += t.duration
-        who = max(talk, key=talk.__getitem__)
+    for call, who in short_two_speaker_calls(corpus, part):
         wav = cache / f"onevoice-{part}" / f"{call.name}.wav"
         if not wav.exists():
             samples = load_audio(call.wav).samples
@@ -115,13 +119,7 @@ def muted_items(corpus: Path, part: str, cache: Path, tail: float = 0.3) -> list
     the tune part. Unlike ``one_voice_items`` (the voice's turns joined), the length, pauses and
     conditions are the call's: what a 2-speaker call clustering heard as one is told from."""
     items, set_name = [], "muted" if part == "check" else f"muted-{part}"
-    for call in corpus_items(corpus, part):
-        if call.speakers != 2 or call.duration >= 300:
-            continue
-        talk = defaultdict(float)
-        for t in call.reference:
-            talk[t.speaker] += t.duration
-        keep = max(talk, key=talk.__getitem__)
+    for call, keep in short_two_speaker_calls(corpus, part):
         muted = sorted((t.start, t.end + tail) for t in call.reference if t.speaker != keep)
         wav = cache / f"muted-{part}" / f"{call.name}.wav"
         if not wav.exists():
