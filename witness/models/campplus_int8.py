@@ -14,7 +14,7 @@ convolution in int8 cost 0.003 of that cosine for 0.03x of the time; per-tensor 
 moving-average calibration were worse (cosine 0.925 and 0.976); ONNX Runtime's dynamic
 quantisation (ConvInteger) took 4x the fp32 time. It is not the default
 (``[diarization] precision = "int8"`` asks for it): on the corpus check parts it counted 52 of
-79 calls right against fp32's 55 (v1 35/54, v2 17/25), strict DER +0.4-0.5 points; lone voices
+79 calls right against fp32's 55 at 92f7f9e (v1 35/54, v2 17/25), strict DER +0.4-0.5 points; lone voices
 53/55 against 52/55; the dev set 17.3% against 17.1%, its four calls counted right.
 
 The built file is checked against the fp32 one on a probe before it is published, and named
