@@ -34,7 +34,7 @@ import numpy as np
 from witness.accel.blas import blas_threads
 from witness.accel.providers import CPU as CPU_PROVIDER
 from witness.diarize.aggregate import speaker_count
-from witness.diarize.clustering import ScoreMerge, cluster, filter_embeddings, normalized, score_merge
+from witness.diarize.clustering import ScoreMerge, cluster, filter_embeddings, score_merge
 from witness.diarize.config import DiarizationConfig, RuntimeOptions, SpeakerBounds, config_for
 from witness.diarize.embedding import CamPlusPlusEmbedder, GE2EEmbedder, SpeakerEmbedder, WeSpeakerEmbedder
 from witness.diarize.features import SAMPLE_RATE, finite_audio
@@ -46,7 +46,7 @@ from witness.diarize.segmentation import (
     FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, LOCAL_SPEAKERS, WINDOW_SAMPLES, SegmentationModel,
     cut_windows, window_starts)
 from witness.diarize.mixed import mixed_windows
-from witness.diarize.second_voice import two_voices
+from witness.diarize.second_voice import group_centroids, two_voices
 from witness.diarize.split import embedded_turns, middle, relabel, renumbered, split_speakers
 from witness.diarize.stream import SegmentationStream
 from witness.vad import SileroVad, fixed_subwindows
@@ -358,8 +358,7 @@ class Diarizer:
             return replace(found, timings=timings)
         speaker = long[0].speaker
         names = [speaker, f"{speaker}.1"]
-        centroids = {name: normalized(normed[voices == k].mean(axis=0)).astype(np.float32)
-                     for k, name in enumerate(names)}
+        centroids = dict(zip(names, group_centroids(normed, voices).astype(np.float32)))
         turns, exclusive, centroids = renumbered(relabel(found.turns, speaker, long, voices, names),
                                                  relabel(found.exclusive_turns, speaker, long, voices, names),
                                                  centroids)

@@ -28,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from witness.diarize.assign import label_centroids
 from witness.diarize.clustering import normalized
 from witness.diarize.features import SAMPLE_RATE
 
@@ -48,12 +49,17 @@ def two_means(normed: np.ndarray, rounds: int = 30) -> np.ndarray:
         if (new == labels).all() or new.min() == new.max():
             return new
         labels = new
-        centres = normalized(np.stack([normed[labels == k].mean(axis=0) for k in range(2)]))
+        centres = group_centroids(normed, labels)
     return labels
 
 
+def group_centroids(normed: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """(2, dim) unit centroids of the rows in groups 0 and 1."""
+    return normalized(label_centroids(normed, labels, 2))
+
+
 def centroid_cosine(normed: np.ndarray, labels: np.ndarray) -> float:
-    a, b = normalized(np.stack([normed[labels == k].mean(axis=0) for k in range(2)]))
+    a, b = group_centroids(normed, labels)
     return float(a @ b)
 
 
