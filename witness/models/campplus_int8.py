@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from witness.errors import ModelError
-from witness.fileio import publish, temp_beside
+from witness.fileio import temp_beside
 from witness.models import store
-from witness.models.onnx_convert import CONVERTER_KEY, SOURCE_KEY, is_converted_from
+from witness.models.onnx_convert import CONVERTER_KEY, SOURCE_KEY, is_converted_from, publish_checked
 
 log = logging.getLogger(__name__)
 
@@ -153,18 +153,8 @@ def build(fp32_path: Path, out_path: Path, ranges_path: Path | None = None) -> P
     source, version = stamp(Path(fp32_path), digest)
     del model.metadata_props[:]
     helper.set_model_props(model, {SOURCE_KEY: source, CONVERTER_KEY: version})
-    tmp = temp_beside(out_path)
-    try:
-        import onnx
-
-        onnx.save(model, str(tmp))
-        cosine = probe_cosine(Path(fp32_path), tmp)
-        if not cosine >= MIN_PROBE_COSINE:
-            raise ModelError(f"CAM++ int8 check failed: cosine {cosine:.3f} to fp32 (at least {MIN_PROBE_COSINE})",
-                             fp32_path)
-        return publish(tmp, out_path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    return publish_checked(model, out_path, lambda path: 1 - probe_cosine(Path(fp32_path), path),
+                           1 - MIN_PROBE_COSINE, "CAM++ int8", fp32_path, reference="fp32 (1 - cosine on the probe)")
 
 
 def campplus_int8_path(fp32_path: str | Path, models_dir: str | Path | None = None,

@@ -43,9 +43,9 @@ def finish_model(graph, converter_version: str, source_sha256: str):
 
 
 def publish_checked(model, out_path: str | Path, deviation: Callable[[Path], float], tolerance: float,
-                    what: str, source: str | Path) -> Path:
+                    what: str, source: str | Path, reference: str = "numpy") -> Path:
     """Save ``model`` beside ``out_path``, then publish it atomically when
-    ``deviation(saved_path)`` (its largest difference from the reference) is within
+    ``deviation(saved_path)`` (its largest difference from the ``reference``) is within
     ``tolerance``. Raises ModelError naming ``what`` and ``source`` otherwise."""
     import onnx
 
@@ -54,7 +54,7 @@ def publish_checked(model, out_path: str | Path, deviation: Callable[[Path], flo
         onnx.save(model, str(tmp))
         found = deviation(tmp)
         if not found <= tolerance:
-            raise ModelError(f"{what} conversion check failed: ONNX and numpy differ by {found:.2e} "
+            raise ModelError(f"{what} conversion check failed: ONNX and {reference} differ by {found:.2e} "
                              f"(tolerance {tolerance:.0e})", source)
         return publish(tmp, out_path)
     finally:
