@@ -32,6 +32,24 @@ class GateOptions:
     join_gap: pauses shorter than this (1.0 s) stay inside a span as they were.
     max_piece: the longest piece, seconds (30: one Whisper window, so the encoder never
         sees audio it does not decode).
+
+    Fuller pieces, measured and dropped (issue 24; tiny.en-q8_0, scripts/decode_policy.py
+    --sets dev long, each variant beside this packing in one run, CPU s of the decoding). This
+    packing: dev calls + sample 16 pieces (mean 21.0 s of speech per 30 s window; at best 14,
+    file by file), 18 encoder runs (2 for rests), 34.4 CPU s, WER 8.97% (each digit a word);
+    check_long 75 pieces (mean 23.6 s; at best 59), 80 encoder runs, 153.6 CPU s, 22.63%.
+    Filling each piece to F seconds, the span that does not fit cut at its latest VAD chunk
+    under 0.1 in the 10 s before the room runs out: F = 28, 14 pieces and 16 runs, 31.9 CPU s,
+    WER 12.71% (devcall_03 11.6% -> 25.9%: digit strings cut between pieces, two stretches
+    skipped); check_long 70 pieces, 74 runs, 152.6 CPU s, 22.94%. F = 29: 14 pieces, 16 runs,
+    32.3 CPU s, 9.65% (devcall_02 and _03 worse, _04 better); check_long 66 pieces, 74 runs
+    (more rests and loops decoded again), 165.4 CPU s, 24.06%. As many pieces of even length
+    (the least F giving F = 28's count; another run): devcall_03 looped, 59.8%. Spans whole,
+    first-fit decreasing out of order: 14 pieces but 18 runs (two skipped stretches decoded
+    again), 11.01%; on check_long whisper.cpp aborted the process (DTW's median filter,
+    ``filter_width < a->ne[2]``). On the v2 check part (28 files) F = 28 plans as many pieces
+    as this (154), F = 29 147. Fewer encoder runs save at most about 7% of the ASR CPU time,
+    and tiny.en's words move wherever a piece changes.
     """
 
     vad: VadOptions = field(default_factory=lambda: VadOptions(min_silence=0.3, pad=0.2))
