@@ -20,7 +20,7 @@ def assign_speakers(words, turns, gap_tolerance):
     return [speaker[(w.start, w.end, w.text)] for w in words]
 
 
-A, B = "SPEAKER_00", "SPEAKER_01"
+A, B, C = "SPEAKER_00", "SPEAKER_01", "SPEAKER_02"
 
 
 def test_word_goes_to_the_turn_it_overlaps_most():
@@ -215,6 +215,21 @@ def test_a_speaker_without_a_long_piece_is_judged_by_its_diarization_centroid():
     voices = Said([(0.0, 1.5, VA), (2.0, 2.6, VB), (4.0, 4.6, VA)], centroids={A: (0.0, 0.0, 1.0), B: VB})
     result = merge(words, turns, MergeOptions(interjections=False, repair=False), voices=voices)
     assert [w.speaker for w in result.words] == [A, A, A, B, A, B]
+
+
+def test_a_voice_found_twice_goes_to_its_twin_and_three_voices_stay():
+    # three speakers with words; C's voice is B's (cosine 0.995) and nobody else's: C, with less
+    # word time, is B found twice. A voice of its own (VC) keeps three speakers.
+    words = [W(0.0, 0.5, "We"), W(0.5, 1.0, "went"), W(1.0, 1.5, "out."), W(2.0, 2.5, "It"), W(2.5, 3.0, "was"),
+             W(3.0, 3.5, "cold."), W(4.0, 4.5, "Very"), W(4.5, 5.0, "cold.")]
+    turns = [Turn(0.0, 1.6, A), Turn(1.9, 3.6, B), Turn(3.9, 5.1, C)]
+    twin = (0.0, 0.995, 0.0999)
+    result = merge(words, turns, voices=Said([(0.0, 1.5, VA), (2.0, 3.5, VB), (4.0, 5.0, twin)]))
+    assert [w.speaker for w in result.words] == [A] * 3 + [B] * 5 and result.absorbed == {C: B}
+    off = merge(words, turns, MergeOptions(split_gap=0.0), voices=Said([(0.0, 1.5, VA), (2.0, 3.5, VB), (4.0, 5.0, twin)]))
+    assert [w.speaker for w in off.words] == [A] * 3 + [B] * 3 + [C] * 2 and off.absorbed == {}
+    own = merge(words, turns, voices=Said([(0.0, 1.5, VA), (2.0, 3.5, VB), (4.0, 5.0, (0.0, 0.0, 1.0))]))
+    assert [w.speaker for w in own.words] == [A] * 3 + [B] * 3 + [C] * 2 and own.absorbed == {}
 
 
 def test_words_that_come_with_their_speaker_get_no_second_opinion():

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from witness.assemble import assemble
 from witness.cli import main
 from witness.diarize.embedding import CamPlusPlusEmbedder
 from witness.diarize.pieces import speech_centroid
@@ -16,7 +17,7 @@ from witness.evaluate.words import words_from_stm, words_from_transcript
 from witness.merge import MergeOptions, exclusive_turns, merge
 from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices
 from witness.rttm import read_rttm
-from witness.transcript import Turn, Word, read_transcript
+from witness.transcript import AudioMeta, Turn, Word, read_transcript
 
 
 def _human_turn_centroids(embedder, sample_call, sample_audio):
@@ -85,6 +86,28 @@ def test_the_second_opinion_gives_back_a_sentence_the_turns_gave_to_the_wrong_sp
     assert [w.speaker for w in result.words] == [
         w.speaker if w.text not in "And I'm Sheila in Texas, originally from Chicago.".split() or not 14.4 < w.start < 17.8
         else "Sheila" for w in plain.words]
+
+
+def test_a_voice_found_twice_is_one_speaker(sample_call, sample_audio, campplus_onnx):
+    """The human turns, but Sheila's from 21 s on labelled "Sheila2", as when the clustering
+    splits one voice: real CAM++ voices of their pieces (Sheila-Sheila2 0.87, either with
+    Diane 0.49 and 0.55) make them one speaker, in the words and in the transcript's turns,
+    and Diane's words do not move; ``split_gap`` 0 keeps the three."""
+    embedder = CamPlusPlusEmbedder(campplus_onnx, min_clean_seconds=OPINION_MIN_SECONDS)
+    segments = read_stm(sample_call / "sample.stm")
+    names = {"speaker90": "Diane", "speaker91": "Sheila"}
+    turns = [Turn(t.start, t.end, names[t.speaker] + ("2" if t.speaker == "speaker91" and t.start > 21 else ""))
+             for t in read_rttm(sample_call / "sample.rttm")["sample"]]
+    words = _stm_words(segments)
+    voices = CentroidVoices(sample_audio, embedder.embed, {})
+    kept = merge(words, exclusive_turns(turns), MergeOptions(split_gap=0.0), voices)
+    assert {w.speaker for w in kept.words} == {"Diane", "Sheila", "Sheila2"} and kept.absorbed == {}
+    meta = AudioMeta(str(sample_call / "sample.wav"), 30.0)
+    transcript = assemble(meta, words, turns, options=MergeOptions(), voices=voices)
+    truth = [s.speaker for s in segments for _ in s.text.split()]
+    assert transcript.speakers == ("Diane", "Sheila2")
+    assert [w.speaker for w in transcript.words] == [{"Sheila": "Sheila2"}.get(t, t) for t in truth]
+    assert {t.speaker for t in transcript.turns} == {t.speaker for t in transcript.exclusive_turns} == {"Diane", "Sheila2"}
 
 
 @pytest.mark.usefixtures("default_models")

@@ -17,7 +17,7 @@ from witness.errors import UsageError
 from witness.run.flow import FileJob
 from witness.models.diarization_choice import DiarizationModels
 from witness.run.jobs import diarization_job
-from witness.run.orchestrate import Sources, run
+from witness.run.orchestrate import Sources, merge_options, run
 from witness.run.placement import find_devices
 from witness.run.plan import PlanOptions
 
@@ -113,3 +113,14 @@ def test_the_diarization_job_carries_the_settings_translated_once(settings):
     assert defaults.bounds == SpeakerBounds() and defaults.runtime.embedding_batch_size is None
     with pytest.raises(UsageError, match=r"\[diarization\] window step must be positive"):
         diarization_job(replace(chosen, step=-1.0), models, devices, threads=1)
+
+
+def test_a_speaker_count_the_user_asked_for_keeps_a_voice_found_twice():
+    """The merge's "one voice found twice" could leave fewer than ``--num-speakers`` or
+    ``--min-speakers``: where three or more are asked for it is off."""
+    settings = Settings()
+    assert merge_options(settings).split_gap == settings.merge.split_gap > 0
+    for asked in ({"num_speakers": 2}, {"max_speakers": 3}):
+        assert merge_options(replace(settings, diarization=replace(settings.diarization, **asked))) == settings.merge
+    for asked in ({"num_speakers": 3}, {"min_speakers": 4}):
+        assert merge_options(replace(settings, diarization=replace(settings.diarization, **asked))).split_gap == 0

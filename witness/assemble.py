@@ -63,6 +63,9 @@ def assemble(
         log.info("%s: %d words on %d speakers; boundary repair moved %d, interjections %d, second opinion %d "
                  "(%d stretches embedded), %d unattributed", meta.path, len(result.words), len(speakers),
                  result.repaired, result.interjected, result.reopined, result.opinions, result.unattributed)
+        if result.absorbed:
+            log.info("%s: one voice found twice: %s", meta.path,
+                     ", ".join(f"{gone} is {kept}" for gone, kept in result.absorbed.items()))
     return Transcript(
         audio=meta,
         utterances=result.utterances,
@@ -72,7 +75,7 @@ def assemble(
         engines=dict(engines or {}),
         plan=dict(plan or {}),
         timings=dict(timings or {}),
-    )
+    ).rename_speakers(result.absorbed)  # a speaker the second opinion found twice: its turns too
 
 
 def engine_words(asr: WordsResult | None, diarization: TurnsResult | None) -> tuple[Word, ...]:

@@ -130,7 +130,7 @@ SCHEMA: dict[str, dict[str, Allowed]] = {
         "gap_tolerance": SECONDS, "repair": ANY, "blip_words": COUNT, "blip_seconds": SECONDS,
         "real_pause": SECONDS, "sentence_pause": SECONDS, "utterance_pause": SECONDS,
         "interjections": ANY, "second_opinion": ANY, "opinion_margin": Allowed(low=0, high=2),  # a cosine gap
-        "opinion_piece": SECONDS,
+        "opinion_piece": SECONDS, "split_gap": Allowed(low=0, high=2),  # a cosine gap; 0: off
     },
     "output": {"formats": Allowed(choices=FORMATS)},
 }

@@ -21,7 +21,10 @@
    at word boundaries into pieces of about ``opinion_piece`` seconds; each piece is embedded
    and moves to the speaker whose voice (the mean of that speaker's own pieces, computed again
    as pieces move, in rounds) beats its own speaker's by ``opinion_margin``. This is what catches a sentence, or the words either side
-   of a change of speaker, that the turns gave to the wrong speaker.
+   of a change of speaker, that the turns gave to the wrong speaker. Where then exactly three
+   speakers have words and two voices are closer to each other by ``split_gap`` than either is
+   to the third, they are one speaker found twice: the one with less word time goes to the
+   other, in the turns too (``MergeResult.absorbed``; off where the user asked for three or more).
 5. **Group.** Consecutive words of one speaker form an utterance; an utterance also breaks
    at a pause of ``utterance_pause`` seconds. On a split stereo call (below) each party's
    words are grouped on their own, so one party's backchannel over the other's sentence
@@ -36,9 +39,9 @@ party's) keeps it through every step, and steps 3 and 4 are then skipped.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import accumulate
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from witness.transcript import Turn, Utterance, Word, speakers_in_order
 
@@ -63,6 +66,7 @@ class MergeOptions:
     second_opinion: bool = True  # pieces of the words are embedded and compared with each voice (step 4)
     opinion_margin: float = 0.05  # cosine: a voice must beat the piece's speaker by this much (step 4)
     opinion_piece: float = 1.0  # s: stretches are judged in pieces of about this length (step 4)
+    split_gap: float = 0.2  # cosine: of three voices, two this much closer to each other than to the third are one (step 4); 0: off
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ class MergeResult:
     interjected: int = 0  # words the interjection rule moved
     opinions: int = 0  # pieces embedded for a second opinion
     reopined: int = 0  # words the second opinion moved
+    absorbed: Mapping[str, str] = field(default_factory=dict)  # speaker found twice -> the one its words went to (step 4)
 
 
 def merge(words: Sequence[Word], turns: Sequence[Turn], options: MergeOptions = MergeOptions(),
@@ -102,21 +107,21 @@ def merge(words: Sequence[Word], turns: Sequence[Turn], options: MergeOptions = 
 
 
 def _second_looks(words: Sequence[Word], labels: list[str | None], turns: Sequence[Turn], options: MergeOptions,
-                  voices: Voices | None) -> tuple[list[str | None], dict[str, int]]:
+                  voices: Voices | None) -> tuple[list[str | None], dict[str, Any]]:
     """Steps 3 and 4 of the module docstring on ``labels``: (new labels, words each step moved,
     and stretches embedded, by ``MergeResult`` field)."""
     spans = sentences(words, options.sentence_pause)
     turns = sorted(turns, key=lambda t: (t.start, t.end))
-    counts: dict[str, int] = {}
+    counts: dict[str, Any] = {}
     if options.interjections:
         labels, counts["interjected"] = _moved(labels, interjections(words, labels, spans, turns, options))
     if voices is not None and options.second_opinion:
         from witness.opinion import second_opinion
 
         opinion = second_opinion(words, labels, spans, voices, options.real_pause, options.opinion_margin,
-                                 options.opinion_piece)
+                                 options.opinion_piece, options.split_gap)
         labels, counts["reopined"] = _moved(labels, opinion.labels)
-        counts["opinions"] = opinion.asked
+        counts["opinions"], counts["absorbed"] = opinion.asked, opinion.absorbed
     return labels, counts
 
 

@@ -28,7 +28,7 @@ from witness.run.engines import FACTORIES, EngineResult, TurnsResult, WordsResul
 from witness.errors import InputError
 from witness.run.flow import FileJob, FileResult, Flow, default_jobs
 from witness.run.jobs import EngineJobs, enrolled_voices, resolve_models, worker_jobs
-from witness.merge import exclusive_turns
+from witness.merge import MergeOptions, exclusive_turns
 from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices
 from witness.run.placement import Devices, find_devices, plan_for
 from witness.run.plan import Plan
@@ -181,10 +181,11 @@ class Orchestrator:
         turns, exclusive = (diarization.turns, diarization.exclusive_turns) if diarization is not None else (None, None)
         voices = self._sentence_voices(audio, diarization) if asr is not None else None
         with blas_threads(1 if voices is not None else None):  # the second opinion's filterbanks: 2.4x faster
-            transcript = assemble(meta, words, turns, exclusive, self.settings.merge,
+            transcript = assemble(meta, words, turns, exclusive, merge_options(self.settings),
                                   engines=engines, plan=self.plan.to_dict() if engines else None, voices=voices)
         if diarization is not None and diarization.centroids:
-            transcript = named_voices(replace(transcript, speaker_embeddings=dict(diarization.centroids)),
+            centroids = {k: v for k, v in diarization.centroids.items() if k in transcript.speakers}  # none absorbed
+            transcript = named_voices(replace(transcript, speaker_embeddings=centroids),
                                       self._voices, self.settings.voices.threshold)
         timings["merge"] = time.perf_counter() - start
         timings["total"] = timings["decode"] + timings["engines"] + timings["merge"]
@@ -256,3 +257,10 @@ def turns_for(rttm: Path, path: str) -> tuple[Turn, ...]:
     stem), else every turn in it."""
     by_file = read_rttm(rttm)
     return tuple(by_file.get(Path(path).stem) or [t for ts in by_file.values() for t in ts])
+
+
+def merge_options(settings: Settings) -> MergeOptions:
+    """``[merge]``, less the second opinion's "one voice found twice" (``split_gap``) where the
+    user asked for three speakers or more: ``--num-speakers`` and ``--min-speakers`` win."""
+    asked = settings.diarization
+    return replace(settings.merge, split_gap=0.0) if max(asked.num_speakers, asked.min_speakers) >= 3 else settings.merge
