@@ -33,7 +33,10 @@ misses tune_012 (6.22%). 0.2 is kept: a wrong join costs a 3-speaker call 40 poi
 one a 2-speaker call about 10. Joining the closest pair again and again while four or more
 speakers have words changed no tune call at 0.15-0.2; only three is done, the case measured.
 On the sample call with Sheila's turns from 21 s on relabelled, the pair beats Diane by 0.32
-and is joined; with Diane's from 17 s on, by 0.17, and is not.
+and is joined; with Diane's from 17 s on, by 0.17, and is not. On corpus v2's check part
+(measured after choosing) it joins no call: its two over-counted 2-speaker calls' closest pair
+beats the next by 0.03 (check_015, check_005: three close voices, like tune_007), so every
+check transcript is unchanged (2-speaker WDER 4.62%, 3-4-speaker 21.97%); dev + sample too.
 
 ``Voices`` is what the merge asks: an embedding per time region and the diarization's
 centroids. ``CentroidVoices`` answers from the decoded samples and an embedding function.
