@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from witness.asr.whisper import Track, WhisperEngine, WhisperOptions
+from witness.asr.windows import CENTISECOND, DTW_FRAMES, OneWindow
 from witness.audio import SAMPLE_RATE
 
 CUT = 23.7  # s of the sample call: a piece whose decoding needs a second window
@@ -62,3 +63,22 @@ def test_the_rests_of_two_pieces_share_one_encoder_run(engines, sample_audio):
     assert (runs, whole_runs) == (3, 4)
     texts, wanted = [w.text for w in got.words], [w.text for w in want.words]
     assert texts == wanted[:-2] and wanted[-2:] == ["much", "different."]
+
+
+def test_a_window_too_short_for_dtw_is_never_started(engines, sample_audio):
+    """Where a decode may take more windows (here: one_window off), whisper.cpp would start one
+    wherever more than 0.1 s is left after the last segment, and with DTW a window that says
+    anything in under 0.16 s aborts the process; OneWindow refuses it, and only it. The rule
+    is read off the real context of a real decode: its last segment's end."""
+    _, whole = engines
+    _run(whole, Track(sample_audio[: round(CUT * SAMPLE_RATE)]))
+    import _pywhispercpp as pw
+
+    ctx = whole._contexts[0]
+    end = pw.whisper_full_get_segment_t1(ctx, pw.whisper_full_n_segments(ctx) - 1)  # centiseconds
+    for left, started in ((DTW_FRAMES - 1, False), (DTW_FRAMES, True)):
+        window = OneWindow((end + left) * CENTISECOND, guard=False)
+        assert window._on_encoder(ctx) and window._on_encoder(ctx) is started
+        assert window.rest(end) is None  # nothing is left to decode apart
+    guarded = OneWindow((end + 500) * CENTISECOND)
+    assert guarded._on_encoder(ctx) and not guarded._on_encoder(ctx) and guarded.rest(end) == end * CENTISECOND

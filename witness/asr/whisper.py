@@ -331,8 +331,10 @@ class WhisperEngine:
         """A stretch of speech left without words (``gaps``), decoded once, greedy, in a window of
         its own (no progress: after the pieces' 100%)."""
         params = self._full_params(language, "", self.options.temperature, fresh=True, threads=threads)
+        window = OneWindow(job.piece.samples, guard=False)  # refuses only a window too short for DTW
+        window.arm(params)
         self._run(ctx, job.audio, params, stage="gap")
-        return kept(self._candidate(ctx, job.piece, OneWindow(job.piece.samples, guard=False), 0), job.piece)
+        return kept(self._candidate(ctx, job.piece, window, 0), job.piece)
 
     def _candidate(self, ctx: Any, piece: SpeechPiece, window: OneWindow, attempt: int) -> Candidate:
         """The last whisper_full call's result on ``piece`` (its ``attempt``-th pass, guarded by

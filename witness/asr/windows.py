@@ -10,6 +10,13 @@ refuses the next (whisper.cpp's encoder-begin callback, which ends that decode w
 first window's words), and knows where the refused window would have started; the engine
 then lays the pieces' rests end to end into as few pieces as fit a window and decodes those
 (``speech.pack_pieces``). whisper.cpp drops its text context for a rest under 5 s anyway.
+
+Where a decode may take more windows (rests, ``gaps``), a window that would start with less
+than ``DTW_FRAMES`` of audio left is refused too: whisper.cpp decodes a window down to 0.1 s,
+and with DTW timestamps one that says anything in under 0.16 s aborts the process (its median
+filter, 7 audio tokens wide, asserts ``filter_width < a->ne[2]``). A pack of rests of
+check_long, 29.57 s, did: its first window's text ended at 29.44 s ("…the first violin
+cello."), and tiny.en-q8_0 said more in the 0.13 s left (issue 24).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from witness.asr.speech import pack_pieces
 from witness.audio import SAMPLE_RATE
 
 CENTISECOND = SAMPLE_RATE // 100  # whisper.cpp's times are in 10 ms
+DTW_FRAMES = 16  # the least audio, in 10 ms frames, whose window DTW can align (8 audio tokens)
 REST_GAP = SAMPLE_RATE  # silence between the rests of pieces decoded together (``rest_jobs``)
 
 
@@ -28,7 +36,7 @@ class OneWindow:
     """One whisper_full call's window over a piece of ``samples`` samples: ``arm`` it on the
     call's parameters (``progress`` gets whisper.cpp's percentages); with ``guard`` it refuses
     a second encoder run, and afterwards ``rest`` says where the undecoded rest starts (None:
-    the call decoded all of it)."""
+    the call decoded all of it). Without, it refuses only a window too short for DTW."""
 
     def __init__(self, samples: int, progress: Callable[[int], None] | None = None, guard: bool = True):
         self.samples = samples
@@ -42,8 +50,7 @@ class OneWindow:
         if self._progress is not None or self._guard:
             params.print_progress = True  # the bindings call the progress callback only when this is on
             params.set_progress_callback(self._on_progress)
-        if self._guard:
-            params.set_encoder_begin_callback(self._on_encoder)
+        params.set_encoder_begin_callback(self._on_encoder)
 
     def _on_progress(self, percent: int) -> None:
         self._percent = percent
@@ -52,8 +59,15 @@ class OneWindow:
 
     def _on_encoder(self, ctx: Any) -> bool:
         self._runs += 1
-        self.refused = self._runs > 1
-        return not self.refused
+        if self._runs == 1:
+            return True
+        if self._guard:
+            self.refused = True
+            return False
+        import _pywhispercpp as pw
+
+        n = pw.whisper_full_n_segments(ctx)  # the window starts where the last segment ends, or later
+        return not n or self.samples // CENTISECOND - pw.whisper_full_get_segment_t1(ctx, n - 1) >= DTW_FRAMES
 
     def rest(self, last_segment_end: int | None) -> int | None:
         """Sample offset into the piece where the refused window would have started, from the
