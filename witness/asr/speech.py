@@ -46,10 +46,10 @@ class GateOptions:
     (more rests and loops decoded again), 165.4 CPU s, 24.06%. As many pieces of even length
     (the least F giving F = 28's count; another run): devcall_03 looped, 59.8%. Spans whole,
     first-fit decreasing out of order: 14 pieces but 18 runs (two skipped stretches decoded
-    again), 11.01%; on check_long whisper.cpp aborted the process (DTW's median filter,
-    ``filter_width < a->ne[2]``). On the v2 check part (28 files) F = 28 plans as many pieces
-    as this (154), F = 29 147. Fewer encoder runs save at most about 7% of the ASR CPU time,
-    and tiny.en's words move wherever a piece changes.
+    again), 11.01%; on check_long whisper.cpp aborted the process on a pack of rests (DTW in
+    a 0.13 s window, which ``windows.DTW_FRAMES`` now refuses). On the v2 check part (28
+    files) F = 28 plans as many pieces as this (154), F = 29 147. Fewer encoder runs save at
+    most about 7% of the ASR CPU time, and tiny.en's words move wherever a piece changes.
     """
 
     vad: VadOptions = field(default_factory=lambda: VadOptions(min_silence=0.3, pad=0.2))
