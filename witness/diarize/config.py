@@ -21,6 +21,12 @@ class SegmentationConfig:
     """Sliding-window segmentation (pyannote segmentation-3.0, powerset output).
 
     window_step: 1.0 s (community-1 and 3.1: ``segmentation_step`` 0.1 of the window).
+    A 0.5 s step on files up to 3 minutes (every window embedded), for local speakers that
+    span fewer people, was measured and dropped (issue 22, ``measure_counting.py --sets tune``,
+    v1 + v2 tune, counted right and strict DER): 2 speakers 60/77 21.3% -> 55/77 21.7%, 3-4
+    speakers 25/39 25.0% -> 19/39 25.5%, all 91/131 22.1% -> 80/131 22.3%: twice the window
+    embeddings per second of a voice pass ``min_cluster_size`` (3) more often (over-counts up);
+    with min_cluster_size 6 v1's 3-4 speaker calls are back to 20/30 but at 31.6% (31.2%).
     What the model fixes (10 s windows, 3 local speakers, 589 frames of 270 samples) is in
     ``witness.diarize.segmentation``.
     """
