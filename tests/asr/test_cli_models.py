@@ -69,6 +69,7 @@ def test_diarization_models_are_listed_and_found(cache_env, silero_vad, tmp_path
     assert rows["silero-vad"].endswith(str(models_dir / "silero-vad.onnx"))
     assert "not here (huggingface.co)" in rows["segmentation-int8"]
     assert "not here (github.com)" in rows["wespeaker"] and "ge2e" in rows
+    assert "not here (built once here from campplus: [merge] opinion_precision" in rows["campplus-int8"]
     path = run("models", "path", "silero-vad", "--models-dir", str(models_dir))
     assert (path.exit_code, path.stdout.strip()) == (0, str(models_dir / "silero-vad.onnx"))
 

@@ -105,8 +105,8 @@ def _run_models(models_dir: Path | None, progress) -> list[str]:
     models = resolve_models(settings, Sources().engines, progress)
     diarization = models.diarization
     paths = [models.asr.path, models.asr_vad, diarization.segmentation, diarization.vad,
-             diarization.embedding_path]
-    return [str(p) for p in paths if p is not None]
+             diarization.embedding_path, diarization.second, diarization.opinion]
+    return list(dict.fromkeys(str(p) for p in paths if p is not None))
 
 
 @models.command("path", epilog="""

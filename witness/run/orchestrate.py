@@ -200,8 +200,8 @@ class Orchestrator:
 
     def _sentence_voices(self, audio: SharedAudio | None, diarization: TurnsResult | None) -> CentroidVoices | None:
         """What the merge's second opinion (``witness.opinion``) compares doubtful stretches
-        with: the diarization's centroids, and the call's samples embedded here by the CAM++
-        model that made them (loaded once, on the CPU). The parent runs it because only here
+        with: the diarization's centroids, and the call's samples embedded here by CAM++ at the
+        opinion's precision (``[merge] opinion_precision``; loaded once, on the CPU). The parent runs it because only here
         do words, turns and audio meet: the workers see one engine's result each. None where
         it cannot run: no audio (a Ray driver that could not read the file), a stereo call's channels, another embedding model,
         no centroids, or ``[merge] second_opinion`` off."""
@@ -210,7 +210,7 @@ class Orchestrator:
         if self._embed is None:
             from witness.diarize.embedding import CamPlusPlusEmbedder
 
-            model = self.engine_jobs().diarization.models.embedding_path
+            model = self.engine_jobs().diarization.models.opinion
             self._embed = CamPlusPlusEmbedder(model, min_clean_seconds=OPINION_MIN_SECONDS).embed
         # as many embeddings at once as diarization runs ONNX models: the engines are done with this file
         return CentroidVoices(audio.open(), self._embed, diarization.centroids, OPINION_MIN_SECONDS,
