@@ -16,6 +16,8 @@ quantisation (ConvInteger) took 4x the fp32 time. It is not the default
 (``[diarization] precision = "int8"`` asks for it): on the corpus check parts it counted 52 of
 79 calls right against fp32's 55 at 92f7f9e (v1 35/54, v2 17/25), strict DER +0.4-0.5 points; lone voices
 53/55 against 52/55; the dev set 17.3% against 17.1%, its four calls counted right.
+``[merge] opinion_precision = "int8"`` asks for it for the merge's second opinion alone (the
+diarization stays fp32; numbers in ``witness.opinion``).
 
 The built file is checked against the fp32 one on a probe before it is published, and named
 after the fp32 file's stamp and the ranges' digest, so new ranges build a new file.

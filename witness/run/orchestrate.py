@@ -201,8 +201,9 @@ class Orchestrator:
     def _sentence_voices(self, audio: SharedAudio | None, diarization: TurnsResult | None) -> CentroidVoices | None:
         """What the merge's second opinion (``witness.opinion``) compares doubtful stretches
         with: the diarization's centroids, and the call's samples embedded here by CAM++ at the
-        opinion's precision (``[merge] opinion_precision``; loaded once, on the CPU). The parent runs it because only here
-        do words, turns and audio meet: the workers see one engine's result each. None where
+        opinion's precision (``[merge] opinion_precision``; loaded once, on the CPU). The parent
+        runs it because only here do words, turns and audio meet: the workers see one engine's
+        result each. None where
         it cannot run: no audio (a Ray driver that could not read the file), a stereo call's channels, another embedding model,
         no centroids, or ``[merge] second_opinion`` off."""
         if audio is None or not self.second_opinion_possible(diarization):
