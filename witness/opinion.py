@@ -21,15 +21,16 @@ calls; smoothing the pieces' speakers over time (Viterbi with a change penalty) 
 and neither did cutting pieces where the plain assignment changes speaker. Judging only the
 pieces that could be doubtful (within 0.5-3 s of a word of another speaker or of a change of
 turn, in overlapping turns, or with no turn; with or without up to 20 pieces per speaker far
-from any change, for the voices) lost at every size on the tune part, all calls (int8 pieces):
-27-55% of the pieces gave WDER 7.66-8.41% / 8.17-8.88% (2 / 3-4 speakers), with the far
-pieces (65-83% of them) 6.58-6.85% / 7.58-7.86%, against 6.52 / 7.53% for all of them: the
-mid-turn pieces make the voices, and some of them are on the wrong speaker too.
+from any change, for the voices) lost at every size on the tune part, all calls (int8 pieces,
+before ``split_gap``): 27-55% of the pieces gave WDER 7.66-8.41% / 8.17-8.88% (2 / 3-4
+speakers), with the far pieces (65-83% of them) 6.58-6.85% / 7.58-7.86%, against 6.52 / 7.53%
+for all of them: the mid-turn pieces make the voices, and some of them are on the wrong
+speaker too.
 
 The pieces are embedded with CAM++ at ``[merge] opinion_precision`` (``witness.run.jobs`` picks
 the file). int8 (``witness.models.campplus_int8``) takes the merges 0.56-0.70x fp32's time; the
 same words and turns merged again with each (``attribution_errors.py --cache``, all calls):
-tune part 6.63 -> 6.52% on 2-speaker calls, 7.28 -> 7.53% on 3-4-speaker calls; check part 4.64
+tune part 4.99 -> 4.89% on 2-speaker calls, 7.28 -> 7.53% on 3-4-speaker calls; check part 4.64
 -> 4.50% and 21.97 -> 22.14%. No margin from 0.04 to 0.07 kept the 3-4-speaker calls at fp32's
 on the tune part, so fp32 stays the default.
 
