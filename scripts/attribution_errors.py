@@ -96,7 +96,9 @@ def reference(call: Path):
     return out, segments, kinds, turns
 
 
-def score(ref, segments, kinds, ref_turns, words, labels, plain, heard) -> tuple[Tally, dict[str, str]]:
+def word_causes(ref, segments, kinds, ref_turns, words, labels, heard) -> tuple[list, dict[str, str]]:
+    """(per aligned token: (reference token, hypothesis token, cause; None where the speaker is
+    right), found -> reference speaker mapping). Tokens as ``tokens`` and ``reference`` make them."""
     hyp = tokens(words, labels)
     alignment = align_words([t[0] for t in ref], [t[0] for t in hyp])
     pairs = [(ref[p.ref_index], hyp[p.hyp_index]) for p in alignment if p.ref_index is not None and p.hyp_index is not None]
@@ -107,13 +109,12 @@ def score(ref, segments, kinds, ref_turns, words, labels, plain, heard) -> tuple
     for r, h in pairs:
         speakers_in.setdefault(sentence_of[h[2]], set()).add(r[1])
     found = set(mapping.values())
-    tally = Tally(aligned=len(pairs))
+    out = []
     for r, h in pairs:
         if h[1] is not None and mapping.get(h[1]) == r[1]:
+            out.append((r, h, None))
             continue
-        tally.wrong += 1
         word, said = words[h[2]], segments[r[2]]
-        tally.turns_right += plain[h[2]] is not None and mapping.get(plain[h[2]]) == r[1]
         middle = (word.start + word.end) / 2
         if word.end < said.start - MISPLACED or word.start > said.end + MISPLACED:
             cause = "misplaced"
@@ -133,6 +134,18 @@ def score(ref, segments, kinds, ref_turns, words, labels, plain, heard) -> tuple
             cause = "straddle"
         else:
             cause = "mid-turn"
+        out.append((r, h, cause))
+    return out, mapping
+
+
+def score(ref, segments, kinds, ref_turns, words, labels, plain, heard) -> tuple[Tally, dict[str, str]]:
+    causes, mapping = word_causes(ref, segments, kinds, ref_turns, words, labels, heard)
+    tally = Tally(aligned=len(causes))
+    for r, h, cause in causes:
+        if cause is None:
+            continue
+        tally.wrong += 1
+        tally.turns_right += plain[h[2]] is not None and mapping.get(plain[h[2]]) == r[1]
         tally.causes[cause] += 1
     return tally, mapping
 

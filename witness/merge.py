@@ -30,6 +30,12 @@
    words are grouped on their own, so one party's backchannel over the other's sentence
    does not cut that sentence up (``group_utterances``).
 
+Measured and dropped (``scripts/turn_edges.py``, corpus v2 tune and dev + sample; each raised
+WDER): a word given the speaker most active in segmentation-3.0's frames inside it (for all,
+brief, or turn-edge words, at any margin), a word in overlap given to the speaker with the
+shorter turn there, and a wordless turn taking the word it overlaps most. Most wrongly
+attributed backchannels and rapid one-word turns are one voice to the segmentation model.
+
 Word speakers are decided per word, never per ASR segment, so a Whisper segment that
 spans two speakers is split between them. A word that arrives with its speaker (on a stereo
 call with one party per channel, each channel is transcribed alone: its words are that
