@@ -8,6 +8,8 @@ import pytest
 from witness.asr.guards import (LoopOptions, collapse_repeats, compression_ratio, is_silence_phrase, longest_run,
                                  loop_reason, words_agree)
 from witness.asr.speech import GateOptions, SpeechPiece, pack_pieces, plan_pieces, speech_share, whole_file_pieces
+from witness.asr.words import monotonic
+from witness.transcript import Word
 
 SR = 16000
 CHUNK = 512
@@ -51,8 +53,7 @@ def test_piece_times_map_back_to_the_file():
     piece = SpeechPiece(((16000, 48000), (160000, 176000)))  # 1-3 s and 10-11 s, end to end
     assert piece.samples == 48000
     assert piece.to_file(0.5) == 1.5
-    assert piece.to_file(2.0) == 10.0  # a start at the seam belongs to the next span
-    assert piece.to_file(2.0, end=True) == 3.0  # an end to the one before
+    assert piece.to_file(2.0) == 10.0  # a time at the seam belongs to the next span
     assert piece.to_file(2.5) == 10.5
     assert piece.to_file(9.0) == 11.0  # past the end: clamped
     signal = np.arange(200000, dtype=np.float32)
@@ -84,9 +85,38 @@ def test_rests_packed_with_silence_between_map_back_to_their_own_spans():
     assert piece.samples == len(audio) == 3.5 * SR
     assert audio[2 * SR:int(2.5 * SR)].max() == 0 and audio[: 2 * SR].min() == audio[int(2.5 * SR):].min() == 1
     assert piece.to_file(1.0) == 2.0 and piece.to_file(2.75) == 10.25
-    assert piece.to_file(2.2, end=True) == 3.0 and piece.to_file(2.2) == 10.0  # in the silence
-    assert [piece.span_at(t) for t in (0.0, 1.9, 2.2, 2.5, 9.0)] == [0, 0, 1, 1, 1]  # the silence: the next span
+    assert piece.to_file(2.2) == 10.0  # in the silence: the next span
     assert pack_pieces(rests * 10, gap=SR // 2)[0].samples <= 30 * SR
+
+
+def test_a_word_keeps_to_the_span_that_holds_most_of_it():
+    """DTW can end a word past a seam, where the piece's audio jumps to another span: the word
+    stays in the span holding most of it, the silence after a rest counted as that rest's."""
+    packed = SpeechPiece(((1 * SR, 3 * SR), (10 * SR, 12 * SR)), gap=SR // 2)  # 0-2 s, silence, 2.5-4.5 s
+    assert packed.word_to_file(1.7, 2.6) == (0, 2.7, 3.0)  # 0.3 s in, 0.5 s silence, 0.1 s in the next
+    assert packed.word_to_file(2.3, 2.8) == (1, 10.0, 10.3)  # 0.2 s silence, 0.3 s in the next
+    assert packed.word_to_file(0.5, 0.9) == (0, 1.5, 1.9)
+    assert packed.word_to_file(3.0, 3.0) == (1, 10.5, 10.5)  # no length: the span of its start
+    assert packed.word_to_file(2.2, 2.2) == (1, 10.0, 10.0)  # in the silence: the next span, as ``to_file``
+    joined = SpeechPiece(((1 * SR, 3 * SR), (10 * SR, 12 * SR)))  # no silence between: majority alone
+    assert joined.word_to_file(1.9, 2.4) == (1, 10.0, 10.4) and joined.word_to_file(1.6, 2.1) == (0, 2.6, 3.0)
+    assert SpeechPiece(()).word_to_file(1.0, 2.0) == (-1, 0.0, 0.0)
+
+
+def test_a_segment_over_two_rests_is_cut_where_its_words_change_span():
+    # check_006 of corpus v2: one segment said the end of a rest at 45.6 s and of another at
+    # 123.4 s; kept whole, the 205 words between were all pushed to 125.1 s (``monotonic``)
+    packed = SpeechPiece(((int(45.4 * SR), int(46.9 * SR)), (int(123.3 * SR), int(125.3 * SR))), gap=SR)
+    said = [Word(0.2, 0.4, "It"), Word(0.4, 0.9, "aggrieved"), Word(0.9, 1.4, "him,"), Word(2.4, 2.9, "superior"),
+            Word(3.5, 3.8, "we")]  # "superior" starts 0.1 s before the second rest (in the silence)
+    runs = packed.place(said)
+    assert [[w.text for w in run] for run in runs] == [["It", "aggrieved", "him,"], ["superior", "we"]]
+    assert [t for w in runs[1] for t in (w.start, w.end)] == pytest.approx([123.3, 123.7, 124.3, 124.6])
+    between = [Word(46.9, 47.1, "that"), Word(47.1, 47.3, "his")]
+    ordered = sorted([runs[0], between, runs[1]], key=lambda ws: ws[0].start)
+    assert [w.start for w in monotonic([w for ws in ordered for w in ws], 300.0)][3:5] == [46.9, 47.1]
+    one = SpeechPiece(packed.spans)  # spans end to end (a first pass's piece): never cut
+    assert len(one.place(said)) == 1
 
 
 def test_a_piece_is_silent_outside_its_own_speech():

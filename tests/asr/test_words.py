@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from witness.asr.words import Piece, cut_at_seams, is_annotation, join_words, monotonic
+from witness.asr.words import Piece, is_annotation, join_words, monotonic
 
 
 def pieces(*spec: tuple[str | bytes, float, float]) -> list[Piece]:
@@ -52,16 +52,3 @@ def test_nothing_in_nothing_out():
     assert join_words([]) == ()
     assert join_words(pieces((" .", 0, 1))) == ()  # a lone full stop is not a word
     assert is_annotation("*sigh*") and is_annotation("♪") and not is_annotation("Hello.")
-
-
-def test_a_segment_over_two_rests_is_cut_where_a_word_starts_in_the_next():
-    # check_006 of corpus v2: one segment said the end of a rest at 45.6 s and of another at
-    # 123.4 s; uncut, the 205 words between were all pushed to 125.1 s
-    tokens = pieces((" It", 45.6, 45.8), (" agg", 45.8, 46.0), ("rieved", 46.0, 46.3), (" him,", 46.3, 46.8),
-                    (" super", 123.4, 123.6), ("ior", 123.6, 123.8), (" we", 124.9, 125.1))
-    runs = cut_at_seams(tokens, [0, 0, 1, 0, 1, 1, 1])  # a continuation token never starts a part
-    assert [texts(join_words(run)) for run in runs] == [["It", "aggrieved", "him,"], ["superior", "we"]]
-    between = join_words(pieces((" that", 46.9, 47.1), (" his", 47.1, 47.3)))
-    ordered = sorted([join_words(runs[0]), between, join_words(runs[1])], key=lambda ws: ws[0].start)
-    assert [w.start for w in monotonic([w for ws in ordered for w in ws], 300.0)][3:5] == [46.9, 47.1]
-    assert cut_at_seams(tokens, [0] * 7) == [tokens]

@@ -39,7 +39,7 @@ from witness.asr.options import WINDOW_SECONDS
 from witness.asr.speech import SpeechPiece, plan_pieces, speech_share, whole_file_pieces
 from witness.asr.timings import StageClock, parse_print_timings
 from witness.asr.windows import OneWindow, rest_jobs
-from witness.asr.words import Piece, cut_at_seams, is_annotation, join_words, monotonic, token_spans
+from witness.asr.words import Piece, is_annotation, join_words, monotonic, token_spans
 from witness.audio import SAMPLE_RATE
 from witness.errors import InputError, ModelError
 from witness.models.ggml import GgmlInfo, WhisperHparams, inspect_ggml
@@ -447,25 +447,23 @@ class WhisperEngine:
         spans = token_spans(per_segment, self.options.timestamps == "dtw")
         out = []
         for s, (tokens, token_times) in enumerate(zip(per_segment, spans)):
-            pieces = [Piece(pw.whisper_token_to_bytes(ctx, d.id), piece.to_file(a / 100),
-                            piece.to_file(b / 100, end=True), float(d.p))
+            pieces = [Piece(pw.whisper_token_to_bytes(ctx, d.id), a / 100, b / 100, float(d.p))
                       for d, (a, b) in zip(tokens, token_times)]
-            runs = cut_at_seams(pieces, [piece.span_at(a / 100) for a, _ in token_times]) if piece.gap else [pieces]
-            out.extend(segment for run in runs if (segment := self._segment(ctx, s, run, len(runs) == 1)) is not None)
+            out.extend(self._segments_of(ctx, s, pieces, piece))
         return out
 
-    def _segment(self, ctx: Any, index: int, pieces: list[Piece], whole: bool = True) -> AsrSegment | None:
-        """A segment spans its words (whisper.cpp's window times are coarser, and DTW moves words);
-        not ``whole`` (a part of one cut at a seam of rests): its text is its words'."""
+    def _segments_of(self, ctx: Any, index: int, pieces: list[Piece], piece: SpeechPiece) -> list[AsrSegment]:
+        """Segment ``index`` of ``piece`` from its text ``pieces`` (times into the piece): its
+        words in file times (``SpeechPiece.place``: more than one segment where it ran over a
+        seam of rests, each part's text its words'). A segment spans its words (whisper.cpp's
+        window times are coarser, and DTW moves words)."""
         raw = self._pw.whisper_full_get_segment_text(ctx, index)
         text = bytes(raw).decode("utf-8", "replace").strip()
         if not self.options.keep_annotations and is_annotation(text):
-            return None
-        words = join_words(pieces, keep_annotations=self.options.keep_annotations)
-        if not words:
-            return None
-        return AsrSegment(start=words[0].start, end=words[-1].end, text=text if whole else " ".join(w.text for w in words),
-                          words=words)
+            return []
+        runs = piece.place(join_words(pieces, keep_annotations=self.options.keep_annotations))
+        return [AsrSegment(start=run[0].start, end=run[-1].end, words=tuple(run),
+                           text=text if len(runs) == 1 else " ".join(w.text for w in run)) for run in runs]
 
     def _result(self, per_track: list[list[AsrSegment]], language: str, duration: float,
                 stats: DecodeStats) -> AsrResult:

@@ -58,22 +58,6 @@ def join_words(pieces: Iterable[Piece], keep_annotations: bool = False) -> tuple
     )
 
 
-def cut_at_seams(pieces: Sequence[Piece], spans: Sequence[int]) -> list[list[Piece]]:
-    """A segment's token ``pieces`` cut where a word starts in another span of its speech
-    piece (``spans``: each token's span index). The rests of several pieces are decoded
-    together (``windows``), and whisper.cpp can say two rests' words in one segment: uncut,
-    that segment would start in one rest and end in another minutes later, and every word
-    between them would be pushed to its end (``monotonic``)."""
-    runs: list[list[Piece]] = []
-    current = None
-    for piece, span in zip(pieces, spans):
-        if not runs or (span != current and piece.text.startswith(b" ")):
-            runs.append([])
-            current = span
-        runs[-1].append(piece)
-    return runs
-
-
 def _split(pieces: Iterable[Piece]) -> list[_Draft]:
     """Group pieces by the leading-space rule; decode each group's bytes once."""
     groups: list[list[Piece]] = []
