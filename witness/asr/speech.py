@@ -103,10 +103,7 @@ class SpeechPiece:
         there) it belongs to the next span."""
         at = seconds * SAMPLE_RATE
         k, offset = self._span(at)
-        if k < 0:
-            return 0.0  # no spans
-        s, e = self.spans[k]
-        return (s + min(max(at - offset, 0.0), e - s)) / SAMPLE_RATE
+        return self._in_span(k, offset, at)
 
     def word_to_file(self, start: float, end: float) -> tuple[int, float, float]:
         """(span index, file start, file end) of a word said ``start``..``end`` seconds into this
@@ -124,16 +121,8 @@ class SpeechPiece:
             if overlap > most:
                 best, most = k, overlap
             offset += e - s + self.gap
-        if best < 0:
-            best = self._span(a)[0]
-            if best < 0:
-                return -1, 0.0, 0.0  # no spans
-        s, e = self.spans[best]
-
-        def placed(at: float) -> float:
-            return (s + min(max(at - offsets[best], 0.0), e - s)) / SAMPLE_RATE
-
-        return best, placed(a), placed(b)
+        k, offset = (best, offsets[best]) if best >= 0 else self._span(a)
+        return k, self._in_span(k, offset, a), self._in_span(k, offset, b)
 
     def place(self, words: Sequence[Word]) -> list[list[Word]]:
         """``words`` (in order, times into this piece) in file times, each inside its span
@@ -150,6 +139,14 @@ class SpeechPiece:
             runs[-1].append(replace(word, start=start, end=end))
             last = span
         return runs
+
+    def _in_span(self, k: int, offset: int, at: float) -> float:
+        """File time of ``at`` samples into this piece, clamped into span ``k`` (which starts
+        ``offset`` samples in); 0.0 when ``k`` is -1 (no spans)."""
+        if k < 0:
+            return 0.0
+        s, e = self.spans[k]
+        return (s + min(max(at - offset, 0.0), e - s)) / SAMPLE_RATE
 
     def _span(self, at: float) -> tuple[int, int]:
         """(index, offset into this piece) of the span that ``at`` samples into the piece falls
