@@ -52,6 +52,22 @@ and is joined; with Diane's from 17 s on, by 0.17, and is not. On corpus v2's ch
 beats the next by 0.03 (check_015, check_005: three close voices, like tune_007), so every
 check transcript is unchanged (2-speaker WDER 4.62%, 3-4-speaker 21.97%); dev + sample too.
 
+Measured and not landed (issue 22): joining speakers by their pieces beyond ``split_gap``'s three.
+Tune calls found with three or more speakers: halves of one voice score 0.47-0.89 cosine, as two
+clean speakers do (up to 0.79); against how alike each speaker's own pieces are (``piece_ratio`` in
+``scripts/voice_pairs.py``: the mean cosine across the pair over the geometric mean of each one's
+own) 14 of 36 pairs of halves score 0.96-1.18 and the 164 pairs of two clean speakers at most 0.91,
+but a speaker holding two people reaches 0.98. Joining the best pair while it scores 0.96 or more
+and three or more speakers have words (never below two; the rule is on branch ``count-voice-join``)
+took corpus v1 tune's 30 3-4-speaker calls from 12 to 14 counted right and their WDER (each digit a
+word, pooled) 19.72 -> 15.38%, left v2 tune as it was (9 calls, 7.28%; 2 speakers 4.99%), and joined
+no two people (0.95 joins two on v1 tune_059, +14.6 points). On the check parts it changed no call:
+v2 (2 / 3-4 speakers 4.62 / 21.97%), and v1's 16 3-4-speaker calls and three over-counted 2-speaker
+calls (3-4 speakers 9 of 16 counted right, 18.48%); the halves on its over-counted calls score
+0.90-0.96. Splitting a speaker whose pieces fall in two groups (spherical 2-means) has no safe cut
+either: the two groups score 0.60-0.99 where the speaker holds two people (19 tune speakers),
+0.49-0.98 where it holds one (103).
+
 ``Voices`` is what the merge asks: an embedding per time region and the diarization's
 centroids. ``CentroidVoices`` answers from the decoded samples and an embedding function.
 """
