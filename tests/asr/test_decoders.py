@@ -73,3 +73,17 @@ def test_each_thread_gets_its_own_whisper_cpp_log_lines():
     for language in ("xx", "zz"):
         errors = [text for level, text in got[language] if level == LOG_ERROR]
         assert len(errors) == 20 and all(f"'{language}'" in text for text in errors), errors[:2]
+
+
+
+def test_sampled_words_are_the_same_in_every_run(tiny_en, sample_audio):
+    """A pass above temperature 0 samples from whisper.cpp's random generator, which a context
+    seeds once and draws from in every sampling call; each piece's sampling starts on a fresh
+    context, so a second file on the same engine (a batch) and a new engine give the same words."""
+    hot = WhisperOptions(threads=2, temperature=0.6)
+    with WhisperEngine(tiny_en.path, hot, model_name="tiny.en", info=tiny_en.info,
+                       vad_path=resolve_vad(offline=True)) as engine:
+        runs = [engine.transcribe(sample_audio) for _ in range(2)]
+    again, *_ = _transcribe(tiny_en, hot, sample_audio)
+    words = [[(w.text, w.start, w.end) for w in run.words] for run in [*runs, again]]
+    assert words[0] and words[1] == words[0] and words[2] == words[0]

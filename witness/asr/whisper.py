@@ -15,13 +15,16 @@ piece is decoded with the other pieces' rests (``windows``); pieces that come ou
 are decoded again hotter, Whisper's stock silence phrases are dropped where the VAD heard
 none (``guards``), and speech that came back without words is decoded again alone (``gaps``).
 On the CPU several pieces are decoded at once, each by its own whisper.cpp context on a
-share of the threads (``WhisperOptions.decoders``).
+share of the threads (``WhisperOptions.decoders``); a piece that samples (decoded hotter) does so
+on a context whose random generator has not drawn yet (``_undrawn``), so its words are the
+same whichever decoder took it, in any run.
 """
 
 from __future__ import annotations
 
 import logging
 import queue
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -147,6 +150,9 @@ class WhisperEngine:
         self.clock = StageClock()  # wall seconds per stage since load (or the last reset)
         self._contexts: list[Any] = []  # one per decoder: the first loaded now, more when a file needs them
         self._contexts.append(self._load())
+        self._drawn: set[int] = set()  # decoders whose context's random generator has drawn (``_undrawn``)
+        self._retired: dict[str, float] = {}  # whisper.cpp's counters of contexts replaced since the last reading
+        self._reloading = threading.Lock()
         self.backend: AsrBackendInfo = backend_info(self.init_log)
 
     def _load(self) -> Any:
@@ -240,9 +246,9 @@ class WhisperEngine:
         context of its own."""
         out = []
         if jobs and language in ("", "auto"):
-            (ctx, threads), = self._decoder_contexts(1)
-            out.append(self._decode(ctx, threads, jobs[0], language, tracker.for_piece(0, jobs[0].piece.samples)))
-            language = self._pw.whisper_lang_str(self._pw.whisper_full_lang_id(ctx))
+            (slot, threads), = self._decoder_contexts(1)
+            out.append(self._decode(slot, threads, jobs[0], language, tracker.for_piece(0, jobs[0].piece.samples)))
+            language = self._pw.whisper_lang_str(self._pw.whisper_full_lang_id(self._contexts[slot]))
         rest = list(enumerate(jobs))[len(out):]
         free: queue.SimpleQueue = queue.SimpleQueue()
         for context in self._decoder_contexts(self._decoders(len(rest))):
@@ -250,12 +256,12 @@ class WhisperEngine:
 
         def decode(indexed: tuple[int, Job]) -> Decoded:
             index, job = indexed
-            ctx, threads = free.get()
+            slot, threads = free.get()
             try:
                 decode = self._decode_gap if job.speech_gap else self._decode
-                return decode(ctx, threads, job, language, tracker.for_piece(index, job.piece.samples))
+                return decode(slot, threads, job, language, tracker.for_piece(index, job.piece.samples))
             finally:
-                free.put((ctx, threads))
+                free.put((slot, threads))
 
         if free.qsize() == 1:
             return out + [decode(indexed) for indexed in rest], language
@@ -277,23 +283,52 @@ class WhisperEngine:
             return 1
         return max(1, min(o.effective_decoders, o.effective_threads, jobs))
 
-    def _decoder_contexts(self, n: int) -> list[tuple[Any, int]]:
-        """``n`` contexts (loading any missing) with their share of the threads."""
+    def _decoder_contexts(self, n: int) -> list[tuple[int, int]]:
+        """``n`` decoders, each (its context's index in ``_contexts``, its share of the threads),
+        loading any missing context."""
         while len(self._contexts) < n:
             self._contexts.append(self._load())
         threads = self.options.effective_threads
-        return [(ctx, threads // n + (i < threads % n)) for i, ctx in enumerate(self._contexts[:n])]
+        return [(i, threads // n + (i < threads % n)) for i in range(n)]
+
+    def _samples(self, temperature: float) -> bool:
+        """Whether a whisper_full call at ``temperature`` may draw from the context's random
+        generator: above 0, in a beam search (whisper.cpp samples its beams' candidates), or
+        with whisper.cpp's own fallback (hotter windows inside the call)."""
+        o = self.options
+        return temperature > 0 or o.beam_size > 1 or (o.fallback == "whisper.cpp" and o.temperature_increment > 0)
+
+    def _undrawn(self, slot: int) -> Any:
+        """Decoder ``slot``'s context, replaced by a freshly loaded one if its random generator has
+        drawn before; it has from now on. whisper.cpp seeds its first decoder's generator once, when
+        the context is made, and draws from it in every sampling call, so a piece's hotter words
+        would depend on every piece sampled on that context before it, and with two decoders, on
+        which one took which piece (timing): v2 check_012 came out at 75.5% and 76.3% WER. The
+        bindings expose no state or seed, so a fresh context (0.3 CPU s) is the only reset. Called
+        once per piece, before its first sampling pass: a piece's words are the same in any run."""
+        if slot in self._drawn:
+            with self._reloading:  # one at a time: two decoders may need a fresh context at once
+                old = self._contexts[slot]
+                with CPP_LOG.capture() as lines:
+                    self._pw.whisper_print_timings(old)
+                    self._pw.whisper_free(old)
+                for key, value in parse_print_timings("".join(t for _, t in lines)).items():
+                    self._retired[key] = self._retired.get(key, 0) + value
+                self._contexts[slot] = self._load()
+        self._drawn.add(slot)
+        return self._contexts[slot]
 
     def _pieces(self, track: Track) -> list[SpeechPiece]:
         if track.probabilities is not None:
             return plan_pieces(track.probabilities, len(track.signal))
         return whole_file_pieces(track.signal, self.options.effective_chunk_seconds)
 
-    def _decode(self, ctx: Any, threads: int, job: Job, language: str,
+    def _decode(self, slot: int, threads: int, job: Job, language: str,
                 progress: Callable[[int], None] | None) -> Decoded:
         """Segments of one piece (file times), whether it had to be decoded again, and the
         rest of the piece its decoding left (``windows.OneWindow``: with ``job.one_window``,
-        each pass ends before a second encoder run), on ``ctx`` with ``threads`` threads.
+        each pass ends before a second encoder run), on decoder ``slot``'s context with ``threads``
+        threads (a fresh one from the first pass that samples, ``_undrawn``).
 
         The piece is decoded at the start temperature; a text that looks like a loop
         (``guards.loop_reason``: gzip ratio, repeats, words per second) is decoded again at each
@@ -307,7 +342,10 @@ class WhisperEngine:
         (scripts/asr_speed.py --each)."""
         o, piece = self.options, job.piece
         tried: list[Candidate] = []
+        ctx, sampled = self._contexts[slot], False
         for k, temperature in enumerate([o.temperature, *self._fallback_temperatures()]):
+            if self._samples(temperature) and not sampled:
+                ctx, sampled = self._undrawn(slot), True
             params = self._full_params(language, o.initial_prompt if job.first and k == 0 else "", temperature,
                                        fresh=job.first or k > 0, threads=threads)
             guard = job.one_window and o.one_window and not o.condition_on_previous_text \
@@ -326,11 +364,13 @@ class WhisperEngine:
                      piece.to_file(0.0), temperature, tried[-1].failure)
         return min(tried, key=Candidate.rank).decoded(piece, True)
 
-    def _decode_gap(self, ctx: Any, threads: int, job: Job, language: str,
+    def _decode_gap(self, slot: int, threads: int, job: Job, language: str,
                     progress: Callable[[int], None] | None) -> Decoded:
         """A stretch of speech left without words (``gaps``), decoded once, greedy, in a window of
-        its own (no progress: after the pieces' 100%)."""
-        params = self._full_params(language, "", self.options.temperature, fresh=True, threads=threads)
+        its own (no progress: after the pieces' 100%), on decoder ``slot``'s context."""
+        temperature = self.options.temperature
+        ctx = self._undrawn(slot) if self._samples(temperature) else self._contexts[slot]
+        params = self._full_params(language, "", temperature, fresh=True, threads=threads)
         window = OneWindow(job.piece.samples, guard=False)  # refuses only a window too short for DTW
         window.arm(params)
         self._run(ctx, job.audio, params, stage="gap")
@@ -421,8 +461,9 @@ class WhisperEngine:
 
     def whisper_timings(self) -> dict[str, float]:
         """whisper.cpp's own counters since the last call (or the load), in seconds
-        (``timings.parse_print_timings``), summed over the contexts; resets them."""
-        total: dict[str, float] = {}
+        (``timings.parse_print_timings``), summed over the contexts (those ``_undrawn`` replaced
+        included); resets them."""
+        total, self._retired = self._retired, {}
         for ctx in self._contexts:
             with CPP_LOG.capture() as lines:
                 self._pw.whisper_print_timings(ctx)
