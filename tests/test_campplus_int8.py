@@ -156,6 +156,8 @@ def test_the_second_opinion_in_int8_gives_each_word_of_the_sample_call_the_speak
     assert moved_fp32 >= 1 and moved_int8 == moved_fp32
     assert int8 == fp32
     assert [w.speaker for w in _in_order(int8_opinion_run.words)] == int8
+    name = campplus_int8.int8_name(campplus_onnx, campplus_int8.ranges_digest())
+    assert int8_opinion_run.engines["diarization"]["opinion"] == {"model": name, "precision": "int8"}
 
 
 def test_where_int8_cannot_be_built_the_second_opinion_runs_in_fp32_and_says_so(
@@ -172,6 +174,7 @@ def test_where_int8_cannot_be_built_the_second_opinion_runs_in_fp32_and_says_so(
     warnings = [r.getMessage() for r in caplog.records if "second opinion runs CAM++ in fp32" in r.getMessage()]
     assert len(warnings) == 1 and "another conversion" in warnings[0]
     assert [w.speaker for w in _in_order(transcript.words)] == remerged["fp32"][0]
+    assert transcript.engines["diarization"]["opinion"] == {"model": campplus_onnx.name, "precision": "fp32"}
 
 
 def test_the_second_opinion_shares_the_diarizations_file_when_the_precisions_agree(default_models, campplus_onnx):

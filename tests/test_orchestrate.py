@@ -4,6 +4,7 @@ clear line from the CLI."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -14,12 +15,15 @@ from witness.cli import main
 from witness.config import Settings
 from witness.diarize.config import SpeakerBounds
 from witness.errors import UsageError
+from witness.merge import merge
 from witness.run.flow import FileJob
 from witness.models.diarization_choice import DiarizationModels
-from witness.run.jobs import diarization_job
+from witness.run.jobs import diarization_job, resolve_models
 from witness.run.orchestrate import Sources, merge_options, run
 from witness.run.placement import find_devices
 from witness.run.plan import PlanOptions
+from witness.transcript import speakers_in_order
+from witness.writers import WRITERS, render
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +52,14 @@ def test_parallel_and_serial_give_identical_transcripts(by_mode):
     assert serial.plan["mode"] == "serial" and parallel.plan["mode"] == "parallel"
 
 
-def test_the_transcript_says_what_ran_where(by_mode):
+def test_the_transcript_says_what_ran_where(by_mode, settings):
     t = by_mode["serial"]
     assert t.speakers == ("SPEAKER_00", "SPEAKER_01")
     assert t.engines["asr"]["model"] == "tiny.en-q8_0" and t.engines["asr"]["device"] == "cpu"
     assert t.engines["diarization"]["path"] == "segmentation"
     assert t.engines["diarization"]["providers"] == {"segmentation": "cpu", "embedding": "cpu"}
+    opinion = resolve_models(settings, ("diarization",)).diarization.opinion
+    assert t.engines["diarization"]["opinion"] == {"model": opinion.name, "precision": "fp32"}
     assert {"decode", "asr", "diarization", "merge", "total"} <= set(t.timings)
     assert "originally from Chicago" in " ".join(u.text for u in t.utterances)
 
@@ -62,6 +68,48 @@ def test_no_diarize_runs_whisper_alone(settings, sample_call):
     t = transcribe(sample_call / "sample.wav", settings, Sources(turns=False))
     assert t.speakers == () and "diarization" not in t.engines
     assert all(u.speaker is None for u in t.utterances)
+
+
+def test_without_words_the_second_opinion_is_off(settings, sample_call):
+    """``witness diarize``: no words to give a second opinion on, and the transcript says so."""
+    t = transcribe(sample_call / "sample.wav", settings, Sources(words=False))
+    assert t.speakers == ("SPEAKER_00", "SPEAKER_01") and t.engines["diarization"]["opinion"] == "off"
+
+
+def test_a_voice_found_twice_leaves_no_gap_in_the_labels(settings, sample_call, monkeypatch):
+    """The real run of the sample call, Sheila (the diarization's speaker at 16 s) found twice:
+    her turns from 14 s on SPEAKER_02, as when the clustering splits a voice. The merge's second
+    opinion (real CAM++: her two voices 0.95 alike, either 0.5 with Diane's) makes them one,
+    under SPEAKER_02 (more words), which left SPEAKER_00 and SPEAKER_02; now the labels are
+    SPEAKER_00 and SPEAKER_01 by first appearance in the turns, in words, utterances, turns,
+    centroids and every output, each speaker with the words the merge gave it."""
+    import witness.run.orchestrate as orchestrate
+
+    assemble, seen = orchestrate.assemble, {}
+
+    def found_twice(meta, words, turns, exclusive, options, **kwargs):
+        sheila = next(t.speaker for t in turns if t.start < 16 < t.end)
+        turns, exclusive = ([replace(t, speaker="SPEAKER_02") if t.speaker == sheila and t.start > 14 else t
+                             for t in seq] for seq in (turns, exclusive))
+        seen["centroid"] = kwargs["centroids"][sheila] + 0  # the kept speaker's, told apart by identity
+        kwargs["centroids"] = {**kwargs["centroids"], "SPEAKER_02": seen["centroid"]}
+        seen["merged"] = merge(words, exclusive, options, kwargs["voices"])
+        return assemble(meta, words, turns, exclusive, options, **kwargs)
+
+    monkeypatch.setattr(orchestrate, "assemble", found_twice)
+    t = transcribe(sample_call / "sample.wav", settings)
+    merged = seen["merged"]
+    assert set(merged.absorbed.values()) == {"SPEAKER_02"} and len({w.speaker for w in merged.words}) == 2
+    assert "SPEAKER_02" not in t.speakers
+    labels = dict(zip((w.speaker for w in merged.words), (w.speaker for w in t.words)))  # before -> after
+    assert sorted(labels.values()) == ["SPEAKER_00", "SPEAKER_01"]  # no word left unattributed
+    assert [(m.text, labels[m.speaker]) for m in merged.words] == [(w.text, w.speaker) for w in t.words]
+    two = ("SPEAKER_00", "SPEAKER_01")
+    assert t.speakers == two == speakers_in_order(turn.speaker for turn in t.turns)
+    assert {u.speaker for u in t.utterances} | {x.speaker for x in t.turns + t.exclusive_turns} == set(two)
+    assert set(t.speaker_embeddings) == set(two) and t.speaker_embeddings[labels["SPEAKER_02"]] is seen["centroid"]
+    for fmt in WRITERS:
+        assert set(re.findall(r"SPEAKER_\d+", render(fmt, t))) == set(two), fmt
 
 
 def test_the_merge_embeds_with_one_blas_thread(settings, sample_call, monkeypatch):

@@ -1,13 +1,15 @@
 """Engine outputs in, one Transcript out: ``engine_words`` labels a stereo call's words by
 channel, ``assemble`` merges words with turns and adds the file's metadata (``audio_meta``),
 ``named_voices`` names the speakers enrolled voices match; ``read_words`` takes words from a
-file (``--words``). The engines themselves are run by ``witness.run.orchestrate``.
+file (``--words``). A speaker the merge found twice leaves no gap in the labels
+(``one_label_each``): the diarization's SPEAKER_NN are renumbered, here and nowhere else. The engines themselves are run by ``witness.run.orchestrate``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
     from witness.voices.store import Voice
 
 log = logging.getLogger(__name__)
+
+DIARIZED = re.compile(r"SPEAKER_\d+")  # a label the diarization gave (``witness.diarize.reconstruct``)
 
 
 def audio_meta(info: AudioInfo, length: int, sha256: str = "") -> AudioMeta:
@@ -48,10 +52,13 @@ def assemble(
     plan: Mapping[str, Any] | None = None,
     timings: Mapping[str, float] | None = None,
     voices: Voices | None = None,
+    centroids: Mapping[str, Any] | None = None,
 ) -> Transcript:
     """Merge ``words`` with ``exclusive`` turns (derived from ``turns`` when not given).
     ``turns`` None means no diarization ran: utterances carry no speaker. ``voices``: for
-    the merge's second opinion (``witness.opinion``)."""
+    the merge's second opinion (``witness.opinion``). ``centroids``: the diarization's, by
+    label; they become the transcript's ``speaker_embeddings`` (a speaker's with turns or
+    words), relabelled with it."""
     if turns is None:
         result = merge(words, [], options)
         speakers: tuple[str, ...] = ()
@@ -66,7 +73,7 @@ def assemble(
         if result.absorbed:
             log.info("%s: one voice found twice: %s", meta.path,
                      ", ".join(f"{gone} is {kept}" for gone, kept in result.absorbed.items()))
-    return Transcript(
+    transcript = Transcript(
         audio=meta,
         utterances=result.utterances,
         speakers=speakers,
@@ -75,7 +82,23 @@ def assemble(
         engines=dict(engines or {}),
         plan=dict(plan or {}),
         timings=dict(timings or {}),
-    ).rename_speakers(result.absorbed)  # a speaker the second opinion found twice: its turns too
+        speaker_embeddings={k: v for k, v in (centroids or {}).items() if k in speakers},
+    )
+    return one_label_each(transcript, result.absorbed)
+
+
+def one_label_each(transcript: Transcript, absorbed: Mapping[str, str]) -> Transcript:
+    """``transcript`` with each speaker the merge found twice (``absorbed``: gone -> kept)
+    under the kept one's label, in its turns too (its centroid dropped); then, where one was,
+    the diarization's labels (``DIARIZED``) numbered again SPEAKER_00, SPEAKER_01, ... with
+    no gap, in order of first appearance in the turns, the order the diarization numbers them
+    in. Labels of another form (an RTTM's, a test's names) stay as they are."""
+    if not absorbed:
+        return transcript
+    embeddings = {k: v for k, v in transcript.speaker_embeddings.items() if k not in absorbed}
+    joined = replace(transcript, speaker_embeddings=embeddings).rename_speakers(absorbed)
+    diarized = [s for s in joined.speakers if DIARIZED.fullmatch(s)]  # in order of first appearance
+    return joined.rename_speakers({old: f"SPEAKER_{n:02d}" for n, old in enumerate(diarized)})
 
 
 def engine_words(asr: WordsResult | None, diarization: TurnsResult | None) -> tuple[Word, ...]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from pathlib import Path
 
 import numpy as np
@@ -126,6 +127,12 @@ def _stamp_of(path: Path) -> tuple[str, str]:
 
 def int8_name(fp32_path: Path, digest: str) -> str:
     return f"{Path(fp32_path).stem}-int8-{BUILDER_VERSION}-{digest[:12]}.onnx"
+
+
+def campplus_precision(path: Path) -> str:
+    """The precision a CAM++ file holds: "int8" for one named as ``int8_name`` names them (by
+    any builder version), else "fp32" (the conversion itself)."""
+    return "int8" if re.fullmatch(r".+-int8-\w+-[0-9a-f]{12}\.onnx", Path(path).name) else "fp32"
 
 
 def probe_cosine(fp32_path: Path, int8_path: Path) -> float:

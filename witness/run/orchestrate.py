@@ -180,13 +180,14 @@ class Orchestrator:
         words = engine_words(asr, diarization)
         turns, exclusive = (diarization.turns, diarization.exclusive_turns) if diarization is not None else (None, None)
         voices = self._sentence_voices(audio, diarization) if asr is not None else None
+        if "diarization" in engines:
+            engines["diarization"]["opinion"] = self._opinion_info() if voices is not None else "off"
         with blas_threads(1 if voices is not None else None):  # the second opinion's filterbanks: 2.4x faster
             transcript = assemble(meta, words, turns, exclusive, merge_options(self.settings),
-                                  engines=engines, plan=self.plan.to_dict() if engines else None, voices=voices)
-        if diarization is not None and diarization.centroids:
-            centroids = {k: v for k, v in diarization.centroids.items() if k in transcript.speakers}  # none absorbed
-            transcript = named_voices(replace(transcript, speaker_embeddings=centroids),
-                                      self._voices, self.settings.voices.threshold)
+                                  engines=engines, plan=self.plan.to_dict() if engines else None, voices=voices,
+                                  centroids=diarization.centroids if diarization is not None else None)
+        if transcript.speaker_embeddings:
+            transcript = named_voices(transcript, self._voices, self.settings.voices.threshold)
         timings["merge"] = time.perf_counter() - start
         timings["total"] = timings["decode"] + timings["engines"] + timings["merge"]
         return replace(transcript, timings={k: round(v, 3) for k, v in timings.items()})
@@ -216,6 +217,14 @@ class Orchestrator:
         # as many embeddings at once as diarization runs ONNX models: the engines are done with this file
         return CentroidVoices(audio.open(), self._embed, diarization.centroids, OPINION_MIN_SECONDS,
                               workers=max(1, self.plan.onnx_threads))
+
+    def _opinion_info(self) -> dict[str, str]:
+        """What ``engines.diarization.opinion`` records of the second opinion's CAM++: its file
+        and the precision that file holds (fp32 where int8 was asked for but could not be built)."""
+        from witness.models.campplus_int8 import campplus_precision
+
+        model = self.engine_jobs().diarization.models.opinion
+        return {"model": model.name, "precision": campplus_precision(model)}
 
     def worker(self, name: str) -> Worker:
         """The engine's worker, started (loading its model on its first job) when there is
