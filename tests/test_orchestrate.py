@@ -4,6 +4,7 @@ clear line from the CLI."""
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import replace
 
@@ -76,7 +77,7 @@ def test_without_words_the_second_opinion_is_off(settings, sample_call):
     assert t.speakers == ("SPEAKER_00", "SPEAKER_01") and t.engines["diarization"]["opinion"] == "off"
 
 
-def test_a_voice_found_twice_leaves_no_gap_in_the_labels(settings, sample_call, monkeypatch):
+def test_a_voice_found_twice_leaves_no_gap_in_the_labels(settings, sample_call, monkeypatch, caplog):
     """The real run of the sample call, Sheila (the diarization's speaker at 16 s) found twice:
     her turns from 14 s on SPEAKER_02, as when the clustering splits a voice. The merge's second
     opinion (real CAM++: her two voices 0.95 alike, either 0.5 with Diane's) makes them one,
@@ -97,7 +98,8 @@ def test_a_voice_found_twice_leaves_no_gap_in_the_labels(settings, sample_call, 
         return assemble(meta, words, turns, exclusive, options, **kwargs)
 
     monkeypatch.setattr(orchestrate, "assemble", found_twice)
-    t = transcribe(sample_call / "sample.wav", settings)
+    with caplog.at_level(logging.INFO, logger="witness.assemble"):
+        t = transcribe(sample_call / "sample.wav", settings)
     merged = seen["merged"]
     assert set(merged.absorbed.values()) == {"SPEAKER_02"} and len({w.speaker for w in merged.words}) == 2
     assert "SPEAKER_02" not in t.speakers
@@ -108,6 +110,8 @@ def test_a_voice_found_twice_leaves_no_gap_in_the_labels(settings, sample_call, 
     assert t.speakers == two == speakers_in_order(turn.speaker for turn in t.turns)
     assert {u.speaker for u in t.utterances} | {x.speaker for x in t.turns + t.exclusive_turns} == set(two)
     assert set(t.speaker_embeddings) == set(two) and t.speaker_embeddings[labels["SPEAKER_02"]] is seen["centroid"]
+    (gone,) = merged.absorbed
+    assert f"one voice found twice: {gone} is SPEAKER_02 (now {labels['SPEAKER_02']})" in caplog.text
     for fmt in WRITERS:
         assert set(re.findall(r"SPEAKER_\d+", render(fmt, t))) == set(two), fmt
 

@@ -70,9 +70,6 @@ def assemble(
         log.info("%s: %d words on %d speakers; boundary repair moved %d, interjections %d, second opinion %d "
                  "(%d stretches embedded), %d unattributed", meta.path, len(result.words), len(speakers),
                  result.repaired, result.interjected, result.reopined, result.opinions, result.unattributed)
-        if result.absorbed:
-            log.info("%s: one voice found twice: %s", meta.path,
-                     ", ".join(f"{gone} is {kept}" for gone, kept in result.absorbed.items()))
     transcript = Transcript(
         audio=meta,
         utterances=result.utterances,
@@ -98,7 +95,10 @@ def one_label_each(transcript: Transcript, absorbed: Mapping[str, str]) -> Trans
     embeddings = {k: v for k, v in transcript.speaker_embeddings.items() if k not in absorbed}
     joined = replace(transcript, speaker_embeddings=embeddings).rename_speakers(absorbed)
     diarized = [s for s in joined.speakers if DIARIZED.fullmatch(s)]  # in order of first appearance
-    return joined.rename_speakers({old: f"SPEAKER_{n:02d}" for n, old in enumerate(diarized)})
+    numbers = {old: f"SPEAKER_{n:02d}" for n, old in enumerate(diarized)}
+    log.info("%s: one voice found twice: %s", transcript.audio.path,
+             ", ".join(f"{gone} is {kept} (now {numbers.get(kept, kept)})" for gone, kept in absorbed.items()))
+    return joined.rename_speakers(numbers)
 
 
 def engine_words(asr: WordsResult | None, diarization: TurnsResult | None) -> tuple[Word, ...]:
