@@ -2,7 +2,8 @@
 channel, ``assemble`` merges words with turns and adds the file's metadata (``audio_meta``),
 ``named_voices`` names the speakers enrolled voices match; ``read_words`` takes words from a
 file (``--words``). A speaker the merge found twice leaves no gap in the labels
-(``one_label_each``): the diarization's SPEAKER_NN are renumbered, here and nowhere else. The engines themselves are run by ``witness.run.orchestrate``.
+(``one_label_each``): the diarization's SPEAKER_NN are numbered again here and nowhere else.
+The engines themselves are run by ``witness.run.orchestrate``.
 """
 
 from __future__ import annotations
