@@ -96,6 +96,9 @@ def test_a_word_keeps_to_the_span_that_holds_most_of_it():
     assert packed.word_to_file(1.7, 2.6) == (0, 2.7, 3.0)  # 0.3 s in, 0.5 s silence, 0.1 s in the next
     assert packed.word_to_file(2.3, 2.8) == (1, 10.0, 10.3)  # 0.2 s silence, 0.3 s in the next
     assert packed.word_to_file(0.5, 0.9) == (0, 1.5, 1.9)
+    # "a" starts where the word before it ended, at the seam, and DTW ends it 0.3 s into the next
+    # rest: only as long as it can last (0.3 s) counts, not the silence it inherited
+    assert packed.word_to_file(2.0, 2.8) == (0, 3.0, 3.0) and packed.word_to_file(2.0, 2.8, 0.3) == (1, 10.0, 10.3)
     assert packed.word_to_file(3.0, 3.0) == (1, 10.5, 10.5)  # no length: the span of its start
     assert packed.word_to_file(2.2, 2.2) == (1, 10.0, 10.0)  # in the silence: the next span, as ``to_file``
     joined = SpeechPiece(((1 * SR, 3 * SR), (10 * SR, 12 * SR)))  # no silence between: majority alone

@@ -20,6 +20,7 @@ import numpy as np
 
 from witness.asr.chunks import chunk_spans
 from witness.asr.options import WINDOW_SECONDS
+from witness.asr.words import plausible_seconds
 from witness.audio import SAMPLE_RATE
 from witness.transcript import Word
 from witness.vad import CHUNK, VadOptions, regions_from_probabilities
@@ -105,19 +106,23 @@ class SpeechPiece:
         k, offset = self._span(at)
         return self._in_span(k, offset, at)
 
-    def word_to_file(self, start: float, end: float) -> tuple[int, float, float]:
+    def word_to_file(self, start: float, end: float, length: float | None = None) -> tuple[int, float, float]:
         """(span index, file start, file end) of a word said ``start``..``end`` seconds into this
-        piece, both ends inside the one span that holds most of it, the ``gap`` of silence after
-        a span counted as its own (``to_file``'s span for its start when none holds any). A word
-        is said within one span, yet DTW can end it past a seam, where the piece's audio jumps
-        over the silence between spans: on corpus v2 tune_025 a rest's last word ("it.", 196.8 s)
-        ended 0.02 s past the 1 s of silence after its rest, in the next rest of its pack, at
-        245.2 s, and every later word of the track was pushed there (``monotonic``)."""
+        piece, both ends inside the one span that holds most of its last ``length`` seconds (None:
+        all of it), the ``gap`` of silence after a span counted as its own (``to_file``'s span
+        for its start when none holds any). A word is said within one span, yet DTW can end it
+        past a seam, where the piece's audio jumps over the silence between spans: on corpus v2
+        tune_025 a rest's last word ("it.", 196.8 s) ended 0.02 s past the 1 s of silence after
+        its rest, in the next rest of its pack, at 245.2 s, and every later word of the track was
+        pushed there (``words.monotonic``). DTW marks where a word ends, and it starts where the
+        word before it ended (``words.token_spans``): in the silence after a rest when that one
+        ran over, so only the last ``length`` seconds count."""
         a, b = start * SAMPLE_RATE, end * SAMPLE_RATE
+        said = a if length is None else max(a, b - length * SAMPLE_RATE)
         best, most, offset, offsets = -1, 0.0, 0, []
         for k, (s, e) in enumerate(self.spans):
             offsets.append(offset)
-            overlap = min(b, offset + e - s + self.gap) - max(a, offset)
+            overlap = min(b, offset + e - s + self.gap) - max(said, offset)
             if overlap > most:
                 best, most = k, overlap
             offset += e - s + self.gap
@@ -126,14 +131,14 @@ class SpeechPiece:
 
     def place(self, words: Sequence[Word]) -> list[list[Word]]:
         """``words`` (in order, times into this piece) in file times, each inside its span
-        (``word_to_file``): one run, or in a pack of rests (``gap``) a run per stretch of words
-        in one span. whisper.cpp can say two rests' words in one segment: kept whole, a
-        segment of corpus v2 check_006 started at 45.6 s and ended at 123.4 s, and
-        ``words.monotonic`` pushed the 205 words between to its end."""
+        (``word_to_file``, over as long as its letters plausibly last): one run, or in a pack of
+        rests (``gap``) a run per stretch of words in one span. whisper.cpp can say two rests'
+        words in one segment: kept whole, a segment of corpus v2 check_006 started at 45.6 s
+        and ended at 123.4 s, and ``words.monotonic`` pushed the 205 words between to its end."""
         runs: list[list[Word]] = []
         last = None
         for word in words:
-            span, start, end = self.word_to_file(word.start, word.end)
+            span, start, end = self.word_to_file(word.start, word.end, plausible_seconds(word.text))
             if not runs or (self.gap and span != last):
                 runs.append([])
             runs[-1].append(replace(word, start=start, end=end))

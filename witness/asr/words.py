@@ -171,10 +171,13 @@ def monotonic(words: list[Word], duration: float) -> tuple[Word, ...]:
     out: list[Word] = []
     last = 0.0
     for w in words:
-        letters = sum(c.isalnum() for c in w.text)
-        plausible_start = w.end - (WORD_SECONDS_BASE + WORD_SECONDS_PER_CHAR * max(1, letters))
-        start = min(max(w.start, plausible_start, last), duration)
+        start = min(max(w.start, w.end - plausible_seconds(w.text), last), duration)
         end = min(max(w.end, start), duration)
         out.append(Word(start=start, end=end, text=w.text, probability=w.probability))
         last = start
     return tuple(out)
+
+
+def plausible_seconds(text: str) -> float:
+    """The longest a word of ``text`` plausibly lasts (``WORD_SECONDS_BASE`` + a share per letter)."""
+    return WORD_SECONDS_BASE + WORD_SECONDS_PER_CHAR * max(1, sum(c.isalnum() for c in text))
