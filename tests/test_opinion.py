@@ -15,7 +15,7 @@ from witness.evaluate.stm import read_stm
 from witness.evaluate.wder import score_words
 from witness.evaluate.words import words_from_stm, words_from_transcript
 from witness.merge import MergeOptions, exclusive_turns, merge
-from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices
+from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices, piece_ratio
 from witness.rttm import read_rttm
 from witness.transcript import AudioMeta, Turn, Word, read_transcript
 
@@ -92,7 +92,7 @@ def test_a_voice_found_twice_is_one_speaker(sample_call, sample_audio, campplus_
     """The human turns, but Sheila's from 21 s on labelled "Sheila2", as when the clustering
     splits one voice: real CAM++ voices of their pieces (Sheila-Sheila2 0.87, either with
     Diane 0.49 and 0.55) make them one speaker, in the words and in the transcript's turns,
-    and Diane's words do not move; ``split_gap`` 0 keeps the three."""
+    and Diane's words do not move; ``split_gap`` 0 (and ``voice_join`` 0) keeps the three."""
     embedder = CamPlusPlusEmbedder(campplus_onnx, min_clean_seconds=OPINION_MIN_SECONDS)
     segments = read_stm(sample_call / "sample.stm")
     names = {"speaker90": "Diane", "speaker91": "Sheila"}
@@ -100,7 +100,7 @@ def test_a_voice_found_twice_is_one_speaker(sample_call, sample_audio, campplus_
              for t in read_rttm(sample_call / "sample.rttm")["sample"]]
     words = _stm_words(segments)
     voices = CentroidVoices(sample_audio, embedder.embed, {})
-    kept = merge(words, exclusive_turns(turns), MergeOptions(split_gap=0.0), voices)
+    kept = merge(words, exclusive_turns(turns), MergeOptions(split_gap=0.0, voice_join=0.0), voices)
     assert {w.speaker for w in kept.words} == {"Diane", "Sheila", "Sheila2"} and kept.absorbed == {}
     meta = AudioMeta(str(sample_call / "sample.wav"), 30.0)
     transcript = assemble(meta, words, turns, options=MergeOptions(), voices=voices)
@@ -108,6 +108,34 @@ def test_a_voice_found_twice_is_one_speaker(sample_call, sample_audio, campplus_
     assert transcript.speakers == ("Diane", "Sheila2")
     assert [w.speaker for w in transcript.words] == [{"Sheila": "Sheila2"}.get(t, t) for t in truth]
     assert {t.speaker for t in transcript.turns} == {t.speaker for t in transcript.exclusive_turns} == {"Diane", "Sheila2"}
+
+
+def test_two_voices_each_found_twice_are_two_speakers(sample_call, sample_audio, campplus_onnx):
+    """The human turns, but Diane's from 15 s on labelled "Diane2" and Sheila's from 21 s on
+    "Sheila2": four speakers, so ``split_gap`` (exactly three) cannot join them. The pieces of
+    each voice's two halves are as alike across as within (``piece_ratio`` Diane-Diane2 1.01,
+    Sheila-Sheila2 0.99, against 0.44-0.69 for Diane with Sheila), so ``voice_join`` makes them
+    two speakers, in the words and the turns; the two real voices' own ratio (0.61) is far
+    below it; ``voice_join`` 0 keeps the four."""
+    embedder = CamPlusPlusEmbedder(campplus_onnx, min_clean_seconds=OPINION_MIN_SECONDS)
+    segments = read_stm(sample_call / "sample.stm")
+    names = {"speaker90": "Diane", "speaker91": "Sheila"}
+    later = {"Diane": 15.0, "Sheila": 21.0}
+    turns = [Turn(t.start, t.end, names[t.speaker] + ("2" if t.start > later[names[t.speaker]] else ""))
+             for t in read_rttm(sample_call / "sample.rttm")["sample"]]
+    words = _stm_words(segments)
+    voices = CentroidVoices(sample_audio, embedder.embed, {})
+    kept = merge(words, exclusive_turns(turns), MergeOptions(voice_join=0.0), voices)
+    assert {w.speaker for w in kept.words} == {"Diane", "Diane2", "Sheila", "Sheila2"} and kept.absorbed == {}
+    meta = AudioMeta(str(sample_call / "sample.wav"), 30.0)
+    transcript = assemble(meta, words, turns, options=MergeOptions(), voices=voices)
+    truth = [s.speaker for s in segments for _ in s.text.split()]
+    assert transcript.speakers == ("Diane2", "Sheila2")
+    assert [w.speaker for w in transcript.words] == [t + "2" for t in truth]
+    assert {t.speaker for t in transcript.turns} == {"Diane2", "Sheila2"}
+    halves = {name: [s for s in segments if s.speaker == name and s.end - s.start >= 1.0] for name in later}
+    real = {name: np.array(voices.vectors([(s.start, s.end) for s in found])) for name, found in halves.items()}
+    assert piece_ratio(real["Diane"], real["Sheila"]) < MergeOptions().voice_join - 0.2
 
 
 @pytest.mark.usefixtures("default_models")

@@ -168,11 +168,14 @@ def test_the_diarization_job_carries_the_settings_translated_once(settings):
 
 
 def test_a_speaker_count_the_user_asked_for_keeps_a_voice_found_twice():
-    """The merge's "one voice found twice" could leave fewer than ``--num-speakers`` or
-    ``--min-speakers``: where three or more are asked for it is off."""
+    """The merge's joins of "one voice found twice" (``split_gap``, ``voice_join``) could leave
+    fewer than ``--num-speakers`` or ``--min-speakers``: where three or more are asked for they
+    are off (two never need it: neither join goes below two speakers)."""
     settings = Settings()
     assert merge_options(settings).split_gap == settings.merge.split_gap > 0
-    for asked in ({"num_speakers": 2}, {"max_speakers": 3}):
+    assert merge_options(settings).voice_join == settings.merge.voice_join > 0
+    for asked in ({"num_speakers": 2}, {"min_speakers": 2}, {"max_speakers": 3}):
         assert merge_options(replace(settings, diarization=replace(settings.diarization, **asked))) == settings.merge
     for asked in ({"num_speakers": 3}, {"min_speakers": 4}):
-        assert merge_options(replace(settings, diarization=replace(settings.diarization, **asked))).split_gap == 0
+        options = merge_options(replace(settings, diarization=replace(settings.diarization, **asked)))
+        assert options.split_gap == options.voice_join == 0

@@ -131,6 +131,7 @@ SCHEMA: dict[str, dict[str, Allowed]] = {
         "real_pause": SECONDS, "sentence_pause": SECONDS, "utterance_pause": SECONDS,
         "interjections": ANY, "second_opinion": ANY, "opinion_margin": Allowed(low=0, high=2),  # a cosine gap
         "opinion_piece": SECONDS, "split_gap": Allowed(low=0, high=2),  # a cosine gap; 0: off
+        "voice_join": Allowed(low=0, high=2),  # a ratio of mean cosines; 0: off
         "opinion_precision": Allowed(choices=PRECISIONS),
     },
     "output": {"formats": Allowed(choices=FORMATS)},

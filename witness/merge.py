@@ -25,6 +25,8 @@
    speakers have words and two voices are closer to each other by ``split_gap`` than either is
    to the third, they are one speaker found twice: the one with less word time goes to the
    other, in the turns too (``MergeResult.absorbed``; off where the user asked for three or more).
+   Then, while three or more speakers have words, two whose pieces are as alike across the pair
+   as within each (``opinion.piece_ratio`` at least ``voice_join``) are one speaker too.
 5. **Group.** Consecutive words of one speaker form an utterance; an utterance also breaks
    at a pause of ``utterance_pause`` seconds. On a split stereo call (below) each party's
    words are grouped on their own, so one party's backchannel over the other's sentence
@@ -73,6 +75,7 @@ class MergeOptions:
     opinion_margin: float = 0.05  # cosine: a voice must beat the piece's speaker by this much (step 4)
     opinion_piece: float = 1.0  # s: stretches are judged in pieces of about this length (step 4)
     split_gap: float = 0.2  # cosine: of three voices, two this much closer to each other than to the third are one (step 4); 0: off
+    voice_join: float = 0.96  # of three or more speakers, two whose pieces score this ``opinion.piece_ratio`` are one (step 4); 0: off
     opinion_precision: str = "fp32"  # CAM++ the caller embeds the pieces with: fp32 | int8 (step 4; witness.opinion)
 
 
@@ -126,7 +129,7 @@ def _second_looks(words: Sequence[Word], labels: list[str | None], turns: Sequen
         from witness.opinion import second_opinion
 
         opinion = second_opinion(words, labels, spans, voices, options.real_pause, options.opinion_margin,
-                                 options.opinion_piece, options.split_gap)
+                                 options.opinion_piece, options.split_gap, options.voice_join)
         labels, counts["reopined"] = _moved(labels, opinion.labels)
         counts["opinions"], counts["absorbed"] = opinion.asked, opinion.absorbed
     return labels, counts

@@ -86,6 +86,8 @@ from witness.transcript import Word
 OPINION_MIN_SECONDS = 0.25  # s: a shorter piece is not embedded (a single digit, "Yes", lasts about this)
 OPINION_MAX_SECONDS = 4.0  # s: of a longer piece only the middle is embedded
 OPINION_PAD_SECONDS = 0.1  # s: Whisper's word edges are often a little off (the sample call's first "Hello?")
+JOIN_FLOOR = 2  # speakers: ``one_voice_by_pieces`` never joins below this (one voice or two is the second voice check's)
+JOIN_MIN_PIECES = 2  # pieces a speaker needs for ``piece_ratio`` (it needs two to say how alike its own are)
 OPINION_ROUNDS = 3  # voices from the pieces, pieces decided, again: tune part 1 round 3.87%, 2 3.74%, 3 and more 3.43-3.45%
 
 
@@ -154,7 +156,7 @@ class Opinion:
 
 
 def second_opinion(words: Sequence[Word], labels: Sequence[str | None], spans: Sequence[range], voices: Voices,
-                   gap: float, margin: float, piece: float, split_gap: float = 0.0) -> Opinion:
+                   gap: float, margin: float, piece: float, split_gap: float = 0.0, voice_join: float = 0.0) -> Opinion:
     """Step 4 of ``witness.merge``: ``words`` sorted by start with their ``labels``; ``spans``
     the sentences. Stretches are cut at pauses of ``gap`` s and into pieces of about ``piece``
     s; a piece moves to the speaker whose voice beats its own's by ``margin`` (an unattributed
@@ -176,7 +178,52 @@ def second_opinion(words: Sequence[Word], labels: Sequence[str | None], spans: S
                 fixed[run.start:run.stop] = [best] * len(run)
     absorbed = one_voice_twice(words, fixed, _speaker_voices(fixed, judged, piece, voices.centroids), split_gap) \
         if split_gap > 0 else {}
-    return Opinion([absorbed.get(label, label) for label in fixed], len(regions), absorbed)
+    fixed = [absorbed.get(label, label) for label in fixed]
+    if voice_join > 0:
+        joined = one_voice_by_pieces(words, fixed, judged, piece, voice_join)
+        fixed = [joined.get(label, label) for label in fixed]
+        absorbed = {gone: joined.get(kept, kept) for gone, kept in absorbed.items()} | joined
+    return Opinion(fixed, len(regions), absorbed)
+
+
+def one_voice_by_pieces(words: Sequence[Word], labels: Sequence[str | None],
+                        judged: Sequence[tuple[range, tuple[float, float], np.ndarray]], piece: float,
+                        voice_join: float) -> dict[str, str]:
+    """While more than ``JOIN_FLOOR`` speakers have words, the two whose pieces (``judged``:
+    unit vectors; those of ``piece`` s or more, at least ``JOIN_MIN_PIECES`` a speaker) score
+    a ``piece_ratio`` of ``voice_join`` or more are one: the one with less word time goes to
+    the other, and the pair is sought again. {each speaker joined: the one its words went to}."""
+    labels, absorbed = list(labels), {}
+    while True:
+        time: dict[str, float] = {}
+        for word, label in zip(words, labels):
+            if label is not None:
+                time[label] = time.get(label, 0.0) + word.end - word.start
+        if len(time) <= JOIN_FLOOR:
+            return absorbed
+        groups: dict[str, list[np.ndarray]] = {}
+        for run, (start, end), vector in judged:
+            if labels[run.start] is not None and end - start >= piece:
+                groups.setdefault(labels[run.start], []).append(vector)
+        ready = sorted(name for name, vectors in groups.items() if len(vectors) >= JOIN_MIN_PIECES)
+        pairs = [(piece_ratio(np.array(groups[x]), np.array(groups[y])), x, y)
+                 for i, x in enumerate(ready) for y in ready[i + 1:]]
+        best = max(pairs, default=None)
+        if best is None or best[0] < voice_join:
+            return absorbed
+        _, x, y = best
+        gone, kept = (y, x) if time[x] >= time[y] else (x, y)
+        absorbed = {name: kept if to == gone else to for name, to in absorbed.items()} | {gone: kept}
+        labels = [kept if label == gone else label for label in labels]
+
+
+def piece_ratio(a: np.ndarray, b: np.ndarray) -> float:
+    """How alike two speakers' pieces are, against how alike each speaker's own are: the mean
+    cosine between a piece of ``a`` and one of ``b`` (rows, unit), over the geometric mean of
+    the mean cosine between two pieces of ``a`` and of ``b``. Near 1 (or above) for one voice
+    found twice, whatever the call's channel and noise do to the cosines themselves."""
+    own = [(float((m @ m.T).sum()) - len(m)) / (len(m) * (len(m) - 1)) for m in (a, b)]
+    return float((a @ b.T).mean()) / float(np.sqrt(own[0] * own[1])) if min(own) > 0 else 0.0
 
 
 def one_voice_twice(words: Sequence[Word], labels: Sequence[str | None], known: Mapping[str, np.ndarray],

@@ -270,7 +270,9 @@ def turns_for(rttm: Path, path: str) -> tuple[Turn, ...]:
 
 
 def merge_options(settings: Settings) -> MergeOptions:
-    """``[merge]``, less the second opinion's "one voice found twice" (``split_gap``) where the
-    user asked for three speakers or more: ``--num-speakers`` and ``--min-speakers`` win."""
+    """``[merge]``, less the second opinion's joins of one voice found twice (``split_gap``,
+    ``voice_join``) where the user asked for three speakers or more: ``--num-speakers`` and
+    ``--min-speakers`` win."""
     asked = settings.diarization
-    return replace(settings.merge, split_gap=0.0) if max(asked.num_speakers, asked.min_speakers) >= 3 else settings.merge
+    return replace(settings.merge, split_gap=0.0, voice_join=0.0) if max(asked.num_speakers, asked.min_speakers) >= 3 \
+        else settings.merge
