@@ -1,15 +1,11 @@
 #!/usr/bin/env python3
 """Which found speakers are one person? Per call found with three or more speakers, each pair's
-``piece_ratio`` and the cosine of their voices, beside whether the reference says they are one
-person (each found speaker stands for the reference speaker most of its words belong to).
+``opinion.piece_ratio`` and the cosine of their voices, beside whether the reference says they
+are one person (each found speaker stands for the reference speaker most of its words belong
+to): the study behind ``[merge] voice_join``.
 
-``piece_ratio``: how alike two speakers' second-opinion pieces are, against how alike each speaker's
-own are (the mean cosine of a piece of one with a piece of the other, over the geometric mean of
-each one's own mean cosine). A join rule built on it (the best pair while it scores a cut and three
-or more speakers have words; never below two) was measured on the corpus tune parts and not landed:
-the check parts did not move (issue 22, ``witness.opinion``'s docstring; the rule itself is on
-branch ``count-voice-join``). The calls are merged again from ``scripts/measure_merge.py``'s cache
-(words, turns, centroids) with the default merge options (``--set`` changes them); the second
+The calls are merged again from ``scripts/measure_merge.py``'s cache (words, turns, centroids)
+with the default merge options but ``voice_join`` 0 (``--set`` changes others); the second
 opinion's pieces are embedded with CAM++ as the merge does, and each piece of ``opinion_piece``
 seconds or more counts for the speaker its words end up with.
 
@@ -36,18 +32,8 @@ from witness.diarize.embedding import CamPlusPlusEmbedder  # noqa: E402
 from witness.evaluate.wer import align_words  # noqa: E402
 from witness.merge import merge  # noqa: E402
 from witness.models.diarization_choice import choose_models  # noqa: E402
-from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices  # noqa: E402
+from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices, piece_ratio  # noqa: E402
 from witness.transcript import read_transcript  # noqa: E402
-
-
-def piece_ratio(a: np.ndarray, b: np.ndarray) -> float:
-    """Two speakers' pieces (rows, unit vectors; two or more each): the mean cosine between a
-    piece of ``a`` and one of ``b``, over the geometric mean of the mean cosine between two
-    pieces of ``a`` and of ``b``. Near 1 (or above) for one voice found twice, whatever the
-    call's channel and noise do to the cosines themselves; 0 where a speaker's own mean is not
-    positive."""
-    own = [(float((m @ m.T).sum()) - len(m)) / (len(m) * (len(m) - 1)) for m in (a, b)]
-    return float((a @ b.T).mean()) / float(np.sqrt(own[0] * own[1])) if min(own) > 0 else 0.0
 
 
 @dataclass
@@ -71,13 +57,11 @@ def pairs(call: Path, cached: Path, options, embedder) -> list[tuple[float, floa
     """(piece_ratio, voice cosine, one person by the reference, a, b) per pair of found speakers."""
     transcript = read_transcript(cached)
     words = [replace(w, speaker=None) for w in sorted(transcript.words, key=lambda w: (w.start, w.end))]
-    centroids = dict(np.load(cached.with_suffix(".npz")))
-    voices = Recorded(CentroidVoices(load_audio(call).samples, embedder.embed, centroids))
+    voices = Recorded(CentroidVoices(load_audio(call).samples, embedder.embed, dict(np.load(cached.with_suffix(".npz")))))
     labels = [w.speaker for w in merge(words, transcript.exclusive_turns, options, voices).words]
     ref = reference(call)[0]
     hyp = tokens(words, labels)
-    aligned = align_words([t[0] for t in ref], [t[0] for t in hyp])
-    heard = Counter((hyp[p.hyp_index][1], ref[p.ref_index][1]) for p in aligned
+    heard = Counter((hyp[p.hyp_index][1], ref[p.ref_index][1]) for p in align_words([t[0] for t in ref], [t[0] for t in hyp])
                     if p.ref_index is not None and p.hyp_index is not None and hyp[p.hyp_index][1] is not None)
     who = {h: max((n, r) for (x, r), n in heard.items() if x == h)[1] for h, _ in heard}
     starts = {w.start: label for w, label in zip(words, labels)}
@@ -103,7 +87,7 @@ def main() -> None:
     parser.add_argument("--only", help="comma-separated call names")
     parser.add_argument("--set", action="append", default=[], help="merge option NAME=VALUE (repeatable)")
     args = parser.parse_args()
-    options = options_from(args.set)
+    options = replace(options_from(args.set), voice_join=0.0)
     embedder = CamPlusPlusEmbedder(choose_models(opinion=options.opinion_precision).opinion,
                                    min_clean_seconds=OPINION_MIN_SECONDS)
     only = set(args.only.split(",")) if args.only else None
@@ -114,8 +98,7 @@ def main() -> None:
             continue
         for ratio, cosine, same, a, b in sorted(pairs(call, cached, options, embedder), reverse=True):
             rows.append((ratio, cosine, same))
-            print(f"{cached.stem:12s} {a} {b}  piece_ratio {ratio:.3f}  cosine {cosine:.3f}"
-                  + ("  one person" if same else ""))
+            print(f"{cached.stem:12s} {a} {b}  piece_ratio {ratio:.3f}  cosine {cosine:.3f}  {'one person' if same else ''}")
     for same, name in ((True, "one person"), (False, "two people")):
         kept = np.array([(r, c) for r, c, s in rows if s == same]).reshape(-1, 2)
         if len(kept):

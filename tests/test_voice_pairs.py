@@ -1,4 +1,4 @@
-"""scripts/voice_pairs.py's ``piece_ratio`` on the sample call (real CAM++): the two halves of one
+"""``opinion.piece_ratio`` on the sample call (real CAM++): the two halves of one
 person's speech (Diane before and after 15 s, Sheila before and after 21 s, in 1 s pieces) score
 near 1 against each other, and any half of one person against any of the other far below."""
 
@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from scripts.voice_pairs import piece_ratio
 from witness.diarize.embedding import CamPlusPlusEmbedder
 from witness.evaluate.stm import read_stm
-from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices
+from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices, piece_ratio
 
 
 def _pieces(voices, segments, name, start, end):
