@@ -10,19 +10,36 @@ run (which processes worked, on how many cores) with the idle core-seconds in it
 The CSV has one row per interval: its end (s since the start), the job's cores used in all and
 per process (parent, asr, diarization, …), its busiest threads, and the machine's busy cores
 (the job's included). The summary groups intervals into stretches by which processes worked.
+
+``--stages`` instead runs each stage of the default plan in this process, one after the other,
+and says where the time goes inside it (``stages``): imports, plan and models, audio decoding;
+the ASR engine's load, its own clock per stage (VAD, packing, first pass, each fallback
+temperature, words) and whisper.cpp's counters (mel, encode, decode, batchd, prompt; runs);
+diarization's load (ONNX sessions) and stages (segmentation and embedding streamed side by
+side, clustering, reconstruction, unmixing, splitting); the merge; and per thread the CPU
+seconds of every ONNX model run and filterbank call:
+
+    python scripts/timeline.py ~/.cache/witness/corpus/v1/check/check_long.wav --stages
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
+import os
+import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import psutil
 
@@ -137,6 +154,111 @@ def stretches(ticks: list[Tick], cores: int) -> list[tuple[float, float, str, fl
     return [(a, b, who, cpu, demand / (b - a), wall, idle) for a, b, who, cpu, demand, wall, idle in out]
 
 
+class ThreadClock:
+    """Thread CPU and wall seconds per (thread, what) of wrapped calls: each ONNX Runtime
+    ``LazySession.run`` by model file, and the numpy filterbank functions the embedders call.
+    Nested wrapped calls count once (in the outermost), except model runs."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
+        self._lock = threading.Lock()
+        self._depth = threading.local()
+
+    def wrap(self, owner: Any, name: str, label: Callable[[tuple], str] | None = None, nested: bool = False) -> None:
+        original = getattr(owner, name)
+
+        @functools.wraps(original)
+        def timed(*args, **kwargs):
+            depth = getattr(self._depth, "n", 0)
+            self._depth.n = depth + 1
+            cpu, wall = time.thread_time(), time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self._depth.n = depth
+                if depth == 0 or nested:
+                    what = label(args) if label else name
+                    with self._lock:
+                        row = self.seconds[(threading.current_thread().name.split("_")[0][:16], what)]
+                        row[0] += time.thread_time() - cpu
+                        row[1] += time.perf_counter() - wall
+                        row[2] += 1
+
+        setattr(owner, name, timed)
+
+    def report(self, title: str) -> None:
+        for (thread, what), (cpu, wall, calls) in sorted(self.seconds.items(), key=lambda kv: -kv[1][0]):
+            print(f"    {title:<12} {thread:<16} {what:<34} CPU {cpu:7.2f} s  wall {wall:7.2f} s  {calls:6d} calls")
+        self.seconds.clear()
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+@contextmanager
+def _stage(name: str) -> Iterator[None]:
+    wall, cpu = time.perf_counter(), _cpu()
+    yield
+    print(f"  {name:<28} wall {time.perf_counter() - wall:7.2f} s  CPU {_cpu() - cpu:7.2f} s", flush=True)
+
+
+def stages(call: Path) -> None:
+    """Each stage of the default serial plan run in this process, one after the other, as the
+    workers and the parent run them (the same engine jobs, threads and models), with what
+    happens inside it: the ASR engine's own clock and whisper.cpp's counters, diarization's
+    stage timings, and per thread the CPU seconds of every ONNX model run and filterbank call
+    (diarization's and the merge's second opinion)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as the ASR worker sets it
+    with _stage("imports"):
+        from witness.accel.onnx_session import LazySession
+        from witness.asr.whisper import WhisperEngine
+        from witness.config import load_settings
+        import witness.diarize.embedding as embedding
+        from witness.run.engines import FACTORIES, WordsResult
+        from witness.run.orchestrate import Orchestrator, decode_shared
+    clock = ThreadClock()
+    clock.wrap(LazySession, "run", lambda args: "model " + Path(str(args[0].path)).name[:24], nested=True)
+    for name in ("fbank_frames", "kaldi_fbank_of_frames", "mean_normalise"):
+        clock.wrap(embedding, name)
+    with _stage("plan, models resolved"):
+        host = Orchestrator(load_settings())
+        jobs = host.engine_jobs()
+    with _stage("audio decoded"):
+        meta, audio = decode_shared(str(call))
+    try:
+        with _stage("asr: engine loaded"):
+            a = jobs.asr
+            engine = WhisperEngine(a.model.path, a.options, a.model.name, a.model.info, a.vad)
+        began = time.perf_counter()
+        with _stage("asr: transcribed"):
+            result = engine.transcribe(audio.open())
+        words = WordsResult(result.words, result.language, result.info.to_dict(), time.perf_counter() - began)
+        clock_stages = {k: (round(v, 2), engine.clock.counts[k]) for k, v in engine.clock.seconds.items()}
+        print(f"    asr stages (wall s, calls; decoders add up): {clock_stages}")
+        print(f"    whisper.cpp counters (s, runs): {({k: round(v, 2) for k, v in engine.whisper_timings().items()})}")
+        stats = result.info.stats
+        print(f"    {stats.pieces} pieces, {stats.redecoded} decoded again, {stats.rests} rests, {stats.gaps} gaps; "
+              f"{len(result.words)} words")
+        clock.report("asr")
+        engine.close()
+        with _stage("diarization: engine loaded"):
+            diarize = FACTORIES["diarization"](jobs.diarization)
+        clock.report("loading")
+        with _stage("diarization: diarized"):
+            turns = diarize(audio, None)
+        print(f"    diarization stages (wall s): {({k: round(v, 2) for k, v in turns.timings.items()})}")
+        clock.report("diarization")
+        with _stage("merge (second opinion)"):
+            transcript = host.transcript(meta, {"asr": words, "diarization": turns}, {"decode": 0, "engines": 0},
+                                         audio)
+        clock.report("merge")
+        print(f"    {len(transcript.words)} words, {len(transcript.speakers)} speakers")
+    finally:
+        audio.unlink()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("call", type=Path)
@@ -144,10 +266,15 @@ def main() -> None:
     parser.add_argument("--csv", type=Path, help="write the intervals here")
     parser.add_argument("--min-stretch", type=float, default=2.0, help="merge stretches shorter than this into "
                         "the summary's 'short' line (default 2 s)")
+    parser.add_argument("--stages", action="store_true", help="each stage in this process, and inside it (above)")
     argv = sys.argv[1:]
     cut = argv.index("--") if "--" in argv else len(argv)
     args, extra = parser.parse_args(argv[:cut]), argv[cut + 1:]  # witness options after --
     print(load(), flush=True)
+    if args.stages:
+        stages(args.call)
+        print(load())
+        return
     with tempfile.TemporaryDirectory() as out:
         wall, ticks, code = sample(witness(str(args.call), "-o", out, "--format", "json", *extra), args.every)
         if code != 0:
