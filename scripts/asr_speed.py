@@ -48,8 +48,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # as witness's ASR worker does (engines.asr_engine): OpenMP threads sleep while they wait
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from scripts import SAMPLE_CALL, SHARED  # noqa: E402
+from scripts import SAMPLE_CALL  # noqa: E402
 from scripts.asr_cases import faster_whisper_model, faster_whisper_words  # noqa: E402
+from scripts.end_to_end import DEV_CALLS  # noqa: E402
 from witness.asr.whisper import WhisperEngine, WhisperOptions  # noqa: E402
 from witness.audio import SAMPLE_RATE, load_audio  # noqa: E402
 from witness.evaluate.stm import read_stm  # noqa: E402
@@ -57,7 +58,6 @@ from witness.evaluate.wer import word_error_rate  # noqa: E402
 from witness.models.whisper_models import resolve_model, resolve_vad  # noqa: E402
 from witness.textnorm import scoring_words  # noqa: E402
 
-DEV_CALLS = SHARED / "data" / "dev-set" / "sim"
 REFERENCE = "faster-whisper int8"
 
 
