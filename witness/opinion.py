@@ -203,24 +203,17 @@ def one_voice_by_pieces(words: Sequence[Word], labels: Sequence[str | None],
     the other, and the pair is sought again. {each speaker joined: the one its words went to}."""
     labels, absorbed = list(labels), {}
     while True:
-        time: dict[str, float] = {}
-        for word, label in zip(words, labels):
-            if label is not None:
-                time[label] = time.get(label, 0.0) + word.end - word.start
+        time = _word_time(words, labels)
         if len(time) <= JOIN_FLOOR:
             return absorbed
-        groups: dict[str, list[np.ndarray]] = {}
-        for run, (start, end), vector in judged:
-            if labels[run.start] is not None and end - start >= piece:
-                groups.setdefault(labels[run.start], []).append(vector)
+        groups = {name: [vector for _, vector in found] for name, found in _long_pieces(labels, judged, piece).items()}
         ready = sorted(name for name, vectors in groups.items() if len(vectors) >= JOIN_MIN_PIECES)
         pairs = [(piece_ratio(np.array(groups[x]), np.array(groups[y])), x, y)
                  for i, x in enumerate(ready) for y in ready[i + 1:]]
         best = max(pairs, default=None)
         if best is None or best[0] < voice_join:
             return absorbed
-        _, x, y = best
-        gone, kept = (y, x) if time[x] >= time[y] else (x, y)
+        (gone, kept), = _smaller_to_larger(best[1], best[2], time).items()
         absorbed = {name: kept if to == gone else to for name, to in absorbed.items()} | {gone: kept}
         labels = [kept if label == gone else label for label in labels]
 
@@ -245,11 +238,32 @@ def one_voice_twice(words: Sequence[Word], labels: Sequence[str | None], known: 
     pairs = sorted(((float(known[x] @ known[y]), x, y) for x, y in ((a, b), (a, c), (b, c))), reverse=True)
     if pairs[0][0] - pairs[1][0] < split_gap:
         return {}
+    _, x, y = pairs[0]
+    return _smaller_to_larger(x, y, _word_time(words, labels))
+
+
+def _word_time(words: Sequence[Word], labels: Sequence[str | None]) -> dict[str, float]:
+    """Seconds of words per speaker that has any."""
     time: dict[str, float] = {}
     for word, label in zip(words, labels):
-        time[label] = time.get(label, 0.0) + word.end - word.start
-    _, x, y = pairs[0]
+        if label is not None:
+            time[label] = time.get(label, 0.0) + word.end - word.start
+    return time
+
+
+def _smaller_to_larger(x: str, y: str, time: Mapping[str, float]) -> dict[str, str]:
+    """Of two speakers found to be one, {the one with less word ``time``: the other} (a tie: to ``x``)."""
     return {y: x} if time.get(x, 0.0) >= time.get(y, 0.0) else {x: y}
+
+
+def _long_pieces(labels: Sequence[str | None], judged: Sequence[tuple[range, tuple[float, float], np.ndarray]],
+                 piece: float) -> dict[str, list[tuple[float, np.ndarray]]]:
+    """(seconds, unit vector) of each speaker's pieces of at least ``piece`` s, in order."""
+    found: dict[str, list[tuple[float, np.ndarray]]] = {}
+    for run, (start, end), vector in judged:
+        if labels[run.start] is not None and end - start >= piece:
+            found.setdefault(labels[run.start], []).append((end - start, vector))
+    return found
 
 
 def _speaker_voices(labels: Sequence[str | None], judged: Sequence[tuple[range, tuple[float, float], np.ndarray]],
@@ -257,9 +271,9 @@ def _speaker_voices(labels: Sequence[str | None], judged: Sequence[tuple[range, 
     """Unit voice per speaker that has words: the length-weighted mean of its pieces of at
     least ``piece`` s, else its diarization centroid (a speaker with neither has no voice)."""
     sums: dict[str, np.ndarray] = {}
-    for run, (start, end), vector in judged:
-        if labels[run.start] is not None and end - start >= piece:
-            sums[labels[run.start]] = sums.get(labels[run.start], 0.0) + (end - start) * vector
+    for name, found in _long_pieces(labels, judged, piece).items():
+        for seconds, vector in found:
+            sums[name] = sums.get(name, 0.0) + seconds * vector
     for name in {label for label in labels if label is not None} - set(sums):
         if name in centroids:
             sums[name] = np.asarray(centroids[name], dtype=np.float64)
