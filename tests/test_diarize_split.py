@@ -14,7 +14,7 @@ from witness.diarize.clustering import score_merge
 from witness.diarize.config import CAMPPLUS_CLUSTERING, SpeakerBounds, SplitConfig, config_for
 from witness.diarize.embedding import CamPlusPlusEmbedder
 from witness.diarize.pipeline import Diarizer
-from witness.diarize.split import split_speakers
+from witness.diarize.split import _moves, split_speakers
 from witness.evaluate import diarization_error
 from witness.rttm import read_rttm
 from witness.transcript import Turn
@@ -90,6 +90,39 @@ def test_a_turn_given_to_the_wrong_voice_goes_back(reference, sample_audio, embe
     assert out.added == 0 and out.moved == 1
     result = diarization_error(list(reference), list(out.turns))
     assert result.missed + result.false_alarm + result.confusion == pytest.approx(14.70 - 14.49, abs=0.02)
+
+
+def unit(*rows):
+    x = np.array(rows, dtype=np.float64)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_moves_never_take_every_turn_of_a_speaker():
+    """v2 tune_011's case: SPEAKER_02 holds the one long turn of a voice no other speaker has
+    (closer to SPEAKER_00's voice than to SPEAKER_02's other turn) and a turn of SPEAKER_01's
+    voice. Each is closer to another speaker by more than the margin, but moving both would
+    merge SPEAKER_02 away after the count was decided: neither moves. A speaker that keeps
+    other turns still loses the one that is another's."""
+    a, b, c = [1, 0, 0, 0], [0, 1, 0, 0], [0.75, 0, 0.66, 0]
+    normed = unit(a, [0.95, 0.1, 0, 0.05], [0.95, 0, 0.1, 0.05], b, [0.1, 0.95, 0, 0.05], c, [0.05, 0.95, 0.1, 0])
+    labels = ["SPEAKER_00"] * 3 + ["SPEAKER_01"] * 2 + ["SPEAKER_02"] * 2
+    assert _moves(normed, labels, 0.1) == []
+    labels[2] = "SPEAKER_01"  # SPEAKER_01 holds a turn of SPEAKER_00's voice among two of its own
+    assert _moves(normed, labels, 0.1) == [(2, "SPEAKER_00")]
+
+
+def test_a_speaker_holding_two_voices_keeps_its_turns(reference, sample_audio, embedder):
+    """speaker91's 3.4 s turn at 14.5 s and speaker90's at 18.1 s under a third label: each is
+    nearer its own voice's speaker than the other one, but moving both would empty that speaker,
+    so the three speakers and their turns stay as they are (joining a voice found twice is the
+    second opinion's, on the words: ``opinion.voice_join``)."""
+    names = {"speaker90": "SPEAKER_00", "speaker91": "SPEAKER_01"}
+    turns = tuple(Turn(t.start, t.end, "SPEAKER_02" if t.start in (14.49, 18.05) else names[t.speaker])
+                  for t in reference)
+    assert {t.speaker for t in turns} == {"SPEAKER_00", "SPEAKER_01", "SPEAKER_02"}
+    out = split(turns, sample_audio, embedder)
+    assert out.added == 0 and out.moved == 0
+    assert sorted(out.turns, key=lambda t: (t.start, t.speaker)) == sorted(turns, key=lambda t: (t.start, t.speaker))
 
 
 def test_turn_pieces_embedded_on_two_threads_split_as_one_by_one(reference, sample_audio, embedder):

@@ -13,11 +13,13 @@ of the regular turns, follow the nearest embedded turn of their speaker in time.
 added past the largest count the user allows. Then each embedded turn whose cosine with the
 mean of another speaker's embedded turns beats that with the mean of its own speaker's other
 ones by ``move_margin`` goes to that speaker (the window embeddings had given a whole turn to
-the wrong voice: 2.2-2.4 s turns on three of the four dev calls). Speakers are never merged.
+the wrong voice: 2.2-2.4 s turns on three of the four dev calls), unless all of its speaker's
+embedded turns would leave: speakers are never merged, by a split or by moves.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -132,7 +134,8 @@ def _moved(turns: tuple[Turn, ...], span: Turn, to: str) -> tuple[Turn, ...]:
 def _moves(normed: np.ndarray, labels: list[str], margin: float) -> list[tuple[int, str]]:
     """(turn, speaker) for each embedded turn (``normed`` (n, dim) unit rows, ``labels`` its
     speaker) closer to another speaker's mean by more than ``margin`` than to the mean of its own
-    speaker's other turns (a speaker with one embedded turn keeps it)."""
+    speaker's other turns (a speaker with one embedded turn keeps it), less those of a speaker
+    all of whose turns would move (``_kept_speakers``)."""
     names = sorted(set(labels))
     owner = np.array([names.index(label) for label in labels])
     sums = np.stack([normed[owner == k].sum(axis=0) for k in range(len(names))])
@@ -145,7 +148,19 @@ def _moves(normed: np.ndarray, labels: list[str], margin: float) -> list[tuple[i
         best = int(np.argmax(scores))
         if best != owner[i] and scores[best] - scores[owner[i]] > margin:
             out.append((int(i), names[best]))
-    return out
+    return _kept_speakers(out, labels)
+
+
+def _kept_speakers(moves: list[tuple[int, str]], labels: list[str]) -> list[tuple[int, str]]:
+    """``moves`` without those that would take every embedded turn of a speaker (``labels``):
+    moving them all would merge that speaker into others after its count was decided. With
+    two turns, a speaker's "other turns" are one turn, and both moved: a voice with one long
+    turn of its own went to another (v2 tune_011: 4 speakers, 5 found, one real voice and a
+    piece of another under one speaker; after the moves one found speaker held two people), as
+    did a real speaker's two turns (v1 tune_062, tune_101)."""
+    leaving = Counter(labels[i] for i, _ in moves)
+    owned = Counter(labels)
+    return [(i, to) for i, to in moves if leaving[labels[i]] < owned[labels[i]]]
 
 
 @dataclass
