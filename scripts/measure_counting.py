@@ -10,6 +10,7 @@ embeds the long turns again each time) and scoring.
     PYTHONPATH=. python scripts/measure_counting.py --sets dev,tune --scores      # why they merge
     PYTHONPATH=. python scripts/measure_counting.py --sets dev,tune --thresholds 0.5,0.6
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --snorm-thresholds 4,6 --penalties 0,3
+    PYTHONPATH=. python scripts/measure_counting.py --sets tune --wideband-snorm-thresholds none,6,7
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --write-cohort    # the shipped cohort
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --methods vbx --fas 0.07 --fbs 3 \
         --plda-rows /tmp/plda-rows.npz       # VBx; each tune call with a PLDA trained without its speakers
@@ -454,6 +455,8 @@ def main() -> None:
     parser.add_argument("--snorm-thresholds", help="comma-separated s-norm merge thresholds")
     parser.add_argument("--tops", help="comma-separated cohort top-N sizes")
     parser.add_argument("--penalties", help="comma-separated cannot-link penalties (0: none)")
+    parser.add_argument("--wideband-snorm-thresholds", help="comma-separated s-norm cuts on wideband audio "
+                                                            "('none': the one cut on every band)")
     parser.add_argument("--counters", help="comma-separated count checks forced on AHC: eigengap, silhouette")
     parser.add_argument("--methods", help="comma-separated clustering methods: ahc, vbx")
     parser.add_argument("--plda", default="campplus_plda.npz", help="with vbx: the PLDA in witness/diarize/data")
@@ -502,7 +505,8 @@ def main() -> None:
         for clustering in _grid(args, diarizer.config.clustering):
             label = ", ".join(f"{k} {getattr(clustering, k)}" for k in (
                 ("method", "vbx_threshold", "vbx_init_clusters", "fa", "fb") if clustering.method == "vbx" else
-                ("threshold", "cohort", "cohort_top", "snorm_threshold", "cannot_link_penalty")))
+                ("threshold", "cohort", "cohort_top", "snorm_threshold", "wideband_snorm_threshold",
+                 "cannot_link_penalty")))
             label += (f", mixed_cosine {split.mixed_cosine}"
                       + "".join(f", {f.split('=')[0]} {getattr(split, f.split('=')[0])}" for f in args.split or [])
                       if split else ", no split")
@@ -557,16 +561,20 @@ def _grid(args, base):
     """Every clustering setting asked for, as variants of ``base``."""
     def values(text, kind):
         return [None] if not text else [kind(x) for x in text.split(",")]
-    for threshold, cohort, snorm, top, penalty, method, cut, init, fa, fb in itertools.product(
+    for threshold, cohort, snorm, wide, top, penalty, method, cut, init, fa, fb in itertools.product(
             values(args.thresholds, float), values(args.cohorts, str), values(args.snorm_thresholds, float),
-            values(args.tops, int), values(args.penalties, float), values(args.methods, str),
+            values(args.wideband_snorm_thresholds, str), values(args.tops, int), values(args.penalties, float),
+            values(args.methods, str),
             values(args.vbx_thresholds, float), values(args.vbx_inits, int), values(args.fas, float),
             values(args.fbs, float)):
         changes = {"threshold": threshold, "cohort": "" if cohort == "none" else cohort,
                    "snorm_threshold": snorm, "cohort_top": top, "cannot_link_penalty": penalty, "method": method,
                    "plda": args.plda if method == "vbx" else None, "vbx_threshold": cut,
                    "vbx_init_clusters": init, "fa": fa, "fb": fb}
-        yield replace(base, **{k: v for k, v in changes.items() if v is not None})
+        clustering = replace(base, **{k: v for k, v in changes.items() if v is not None})
+        if wide is not None:
+            clustering = replace(clustering, wideband_snorm_threshold=None if wide == "none" else float(wide))
+        yield clustering
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ def test_the_defaults_are_what_runs_by_default():
             "cohort_top": 20,
             "snorm_threshold": 5.0,
             "cannot_link_penalty": 3.0,
+            "wideband_snorm_threshold": 7.0,
             "plda": "",
             "vbx_threshold": 0.5,
             "vbx_init_clusters": 20,
@@ -85,7 +86,9 @@ def test_each_embedding_model_has_its_own_clustering():
     assert (CAMPPLUS_CLUSTERING.method, CAMPPLUS_CLUSTERING.threshold, CAMPPLUS_CLUSTERING.min_cluster_size) == (
         "ahc", 0.45, 3)
     assert (CAMPPLUS_CLUSTERING.cohort, CAMPPLUS_CLUSTERING.cohort_top, CAMPPLUS_CLUSTERING.snorm_threshold,
-            CAMPPLUS_CLUSTERING.cannot_link_penalty) == ("campplus_cohort.npy", 20, 5.0, 3.0)
+            CAMPPLUS_CLUSTERING.wideband_snorm_threshold, CAMPPLUS_CLUSTERING.cannot_link_penalty) == (
+        "campplus_cohort.npy", 20, 5.0, 7.0, 3.0)
+    assert ClusteringConfig().wideband_snorm_threshold is None
     assert ClusteringConfig().cohort == "" and ClusteringConfig().threshold == 0.7  # AHC alone for the others
     assert ClusteringConfig().cannot_link_penalty == 0.0
     with pytest.raises(ValueError, match="xvector"):

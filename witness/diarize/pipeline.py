@@ -1,7 +1,8 @@
 """Speaker diarization of one signal: the stages called in order (orchestration only).
 
     samples ─▶ segmentation (worker thread, ``stream``) ─bounded queue─▶ masks + embeddings
-            ─▶ clustering ─▶ per-frame speaker count + reconstruction ─▶ turns
+            ─▶ clustering (its s-norm cut by the audio's band, ``band``)
+            ─▶ per-frame speaker count + reconstruction ─▶ turns
             ─▶ splitting (CAM++: a speaker whose turns are two voices becomes two, ``split``)
             ─▶ one speaker found: a second voice where CAM++ and GE2E both hear two (``second_voice``)
 
@@ -34,8 +35,9 @@ import numpy as np
 from witness.accel.blas import blas_threads
 from witness.accel.providers import CPU as CPU_PROVIDER
 from witness.diarize.aggregate import speaker_count
+from witness.diarize.band import narrowband
 from witness.diarize.clustering import ScoreMerge, cluster, filter_embeddings, score_merge
-from witness.diarize.config import DiarizationConfig, RuntimeOptions, SpeakerBounds, config_for
+from witness.diarize.config import ClusteringConfig, DiarizationConfig, RuntimeOptions, SpeakerBounds, config_for
 from witness.diarize.embedding import CamPlusPlusEmbedder, GE2EEmbedder, SpeakerEmbedder, WeSpeakerEmbedder
 from witness.diarize.features import SAMPLE_RATE, finite_audio
 from witness.diarize.masks import embedding_masks
@@ -284,23 +286,32 @@ class Diarizer:
         """Turns of embedded windows, ending at ``duration`` seconds; with the ``signal`` they
         came from, each speaker also gets the turn-by-turn second look (``split``)."""
         report = _Reporter(progress)
-        out = self._speaker_turns(windows, bounds, duration, report)
-        merge = score_merge(self.config.clustering)
+        clustering = self.clustering_for(signal)
+        out = self._speaker_turns(windows, bounds, duration, report, clustering)
+        merge = score_merge(clustering)
         if signal is None or self.config.split is None or merge is None:
             return out
         known: dict[tuple[float, float], np.ndarray] = {}
         if self.config.split.mixed_cosine is not None:
-            out = self._unmixed(out, windows, bounds, duration, signal, known, report)
+            out = self._unmixed(out, windows, bounds, duration, signal, known, report, clustering)
         out = self._split(out, signal, merge, bounds, report, known)
         return self._second_voice(out, signal, bounds, known)
 
+    def clustering_for(self, signal: np.ndarray | None) -> ClusteringConfig:
+        """The clustering settings for ``signal``: the wideband s-norm cut where the config has
+        one and the audio is wideband (``band.narrowband``; without the signal, the config's)."""
+        config = self.config.clustering
+        if signal is None or config.wideband_snorm_threshold is None or narrowband(signal):
+            return config
+        return replace(config, snorm_threshold=config.wideband_snorm_threshold)
+
     def _speaker_turns(self, windows: WindowEmbeddings, bounds: SpeakerBounds, duration: float, report: _Reporter,
-                       exclude: np.ndarray | None = None) -> SpeakerTurns:
+                       clustering: ClusteringConfig, exclude: np.ndarray | None = None) -> SpeakerTurns:
         """Clustering (without the ``exclude`` embeddings, ``clustering.cluster``) and reconstruction."""
         segmentations = windows.segmentations
         began = time.perf_counter()
         report("clustering", 0, 1)
-        clusters = cluster(windows.embeddings, segmentations, self.config.clustering, bounds, exclude)
+        clusters = cluster(windows.embeddings, segmentations, clustering, bounds, exclude)
         timings = {"clustering": time.perf_counter() - began}
         report("clustering", 1, 1)
         began = time.perf_counter()
@@ -315,7 +326,8 @@ class Diarizer:
         return SpeakerTurns(turns, exclusive, clusters.found, timings, centroids)
 
     def _unmixed(self, found: SpeakerTurns, windows: WindowEmbeddings, bounds: SpeakerBounds, duration: float,
-                 signal: np.ndarray, known: dict[tuple[float, float], np.ndarray], report: _Reporter) -> SpeakerTurns:
+                 signal: np.ndarray, known: dict[tuple[float, float], np.ndarray], report: _Reporter,
+                 clustering: ClusteringConfig) -> SpeakerTurns:
         """``found`` clustered again without the window embeddings that mix two voices
         (``mixed.mixed_windows``, from the long turns' pieces, which land in ``known``)."""
         began = time.perf_counter()
@@ -326,7 +338,7 @@ class Diarizer:
         train = filter_embeddings(windows.embeddings, windows.segmentations, self.config.clustering.min_active_ratio)
         mixed = mixed_windows(windows.segmentations, train, pieces, normed, config.mixed_cosine)
         log.debug("window embeddings that mix two voices: %d of %d", int(mixed.sum()), len(train.chunk_idx))
-        again = self._speaker_turns(windows, bounds, duration, report, mixed) if mixed.any() else found
+        again = self._speaker_turns(windows, bounds, duration, report, clustering, mixed) if mixed.any() else found
         if again.found == 1 < found.found:  # the embeddings left out held a voice of their own: keep the first count
             again = found
         return replace(again, timings={**again.timings, "unmixing": time.perf_counter() - began})
