@@ -59,10 +59,11 @@ def stages(diarizer: Diarizer, item, cache: Path) -> list[SpeakerTurns]:
     """The turns after each of ``STAGES``, as ``cluster_windows`` runs them."""
     windows = cached_windows(diarizer, item, cache)
     signal = load_audio(item.wav).samples
-    bounds, known, merge, report = SpeakerBounds(), {}, score_merge(diarizer.config.clustering), _Reporter(None)
-    with _cohort_without(item, diarizer.config.clustering.cohort):
-        found = [diarizer._speaker_turns(windows, bounds, item.duration, report)]
-        found.append(diarizer._unmixed(found[-1], windows, bounds, item.duration, signal, known, report))
+    clustering = diarizer.clustering_for(signal)  # the s-norm cut of the audio's band
+    bounds, known, merge, report = SpeakerBounds(), {}, score_merge(clustering), _Reporter(None)
+    with _cohort_without(item, clustering.cohort):
+        found = [diarizer._speaker_turns(windows, bounds, item.duration, report, clustering)]
+        found.append(diarizer._unmixed(found[-1], windows, bounds, item.duration, signal, known, report, clustering))
         found.append(diarizer._split(found[-1], signal, merge, bounds, report, known))
         found.append(diarizer._second_voice(found[-1], signal, bounds, known))
     return found
