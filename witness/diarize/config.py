@@ -139,6 +139,11 @@ Measured and dropped (issue 22, tune parts, 2-4-speaker calls counted right):
   was found as 2-3. Falling by the larger cluster's size instead changed no v2 count;
 - a cut raised by 2-3 points per log of the smaller cluster's size (merges with a cluster of
   a few embeddings were mostly one voice on v1): v1 62 -> 65, v2 16 -> 11-15, devcall_03 4 -> 3;
+- clusters with under 8-12% of the embeddings merging 2-3 points below the cut: v2 15 -> 14-16
+  of 28 (strict DER 21.9% -> 19.0-19.4%), v1 64 -> 63-65 of 92 but 26.3% -> 26.7-28.6%;
+- the cut at the largest gap between successive merge scores from 5 down to a floor (replayed
+  on the merge order, before the unmixing and split; narrowband calls 38/65 v1, 11/24 v2 with
+  the fixed cut): v1 gains at a floor of 4.5 (39), v2 at 0.5 (16): no floor serves both;
 - a cohort of the call's own band only (wideband s-norm ran higher still), AHC cuts 0.3-0.4
   (v1 62 -> 62-64), cannot-link penalties 1.5-6 (v1 64 -> 64-65) and the split's max_cosine
   0.7-0.8 (v1 62 -> 63).
