@@ -28,6 +28,7 @@ Diarization and the merge (cases in ``diarization_cases``; stereo calls in ``ste
     measure_stereo           stereo calls, one party per channel: detection and the split path's DER
     calibrate_voices         the known-voice threshold, on the dev set
     measure_counting         speaker counting per clustering setting: count, DER, lone voices (files: counting_sets)
+    merge_scores             where the s-norm merge joins two people: each merge's score by band
     second_voice_study       a call heard as one voice against one voice alone: what CAM++ and GE2E each hear
     measure_corpus           where the diarization error is on a corpus part: DER split and count, per condition
     sherpa_compare           sherpa-onnx with Witness's two models (its own venv), for comparison

@@ -121,7 +121,7 @@ alone (dev set 23.3% strict / 15.8% paper). Spectral clustering with an eigengap
 (3D-Speaker's recipe) scored 23.8% at best on the dev set and over-counted 30 s files.
 
 On wideband audio (``band.narrowband`` false) the cut is 7 (issue 22): the s-norm still runs
-higher there. Merges along the rule replayed on corpus v1 tune (each cluster named by the
+higher there. Merges along the rule replayed on corpus v1 tune (``scripts/merge_scores.py``; each cluster named by the
 reference speaker most of its embeddings hold): on wideband calls 5 of the 6 merges scoring 4-7
 joined two people and 55 of 60 above 7 one; on narrowband ones the two kinds overlap from 2 to
 8 (5 is where they cross). ``measure_counting.py --sets tune --wideband-snorm-thresholds
