@@ -64,8 +64,9 @@ def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray
         a, b = np.unravel_index(np.argmax(scores), scores.shape)
         owner = [np.bincount(reference[(labels == c) & (reference >= 0)]).argmax()
                  if ((labels == c) & (reference >= 0)).any() else -1 for c in (a, b)]
-        steps.append({"k": k, "score": float(scores[a, b]), "sizes": [int((labels == a).sum()), int((labels == b).sum())],
-                      "linked": bool(linked[a, b]), "two_people": bool(owner[0] != owner[1] and min(owner) >= 0)})
+        sizes = [int((labels == a).sum()), int((labels == b).sum())]
+        steps.append({"k": k, "score": float(scores[a, b]), "sizes": sizes, "linked": bool(linked[a, b]),
+                      "two_people": bool(owner[0] != owner[1] and min(owner) >= 0)})
         labels = C._renumber(np.where(labels == max(a, b), min(a, b), labels))
     return steps
 
@@ -75,7 +76,10 @@ def right_cuts(steps: list[dict], true: int) -> list[tuple[float, float]]:
     edges = sorted({s["score"] for s in steps} | {-np.inf, np.inf})
     out = []
     for low, high in zip(edges, edges[1:]):
-        cut = (low + high) / 2 if np.isfinite(low) and np.isfinite(high) else (high - 1 if np.isfinite(high) else low + 1)
+        if np.isfinite(low) and np.isfinite(high):
+            cut = (low + high) / 2
+        else:
+            cut = high - 1 if np.isfinite(high) else low + 1
         count = next((s["k"] for s in steps if s["score"] < cut), 1)
         if count == true:
             out.append((low, high))
