@@ -32,12 +32,13 @@ class SleepingEngines:
         self.workers: dict[str, Worker] = {}
         self.decoded: dict[str, float] = {}  # path -> when it was decoded
         self.shared: list[str] = []  # the decoded audio files it made
-        self.log: list[tuple[str, str]] = []  # workers started and closed, in order
+        self.log: list[tuple[str, str]] = []  # workers started and closed, files decoded, in order
 
     def decode(self, path: str, sha256: str = ""):
         if path.endswith(".bad"):
             raise InputError("not an audio file", path)
         self.decoded[path] = time.time()
+        self.log.append(("decode", path))
         audio = SharedAudio.create(np.zeros(16000, dtype=np.float32))
         self.shared.append(audio.path)
         return AudioMeta(path, 1.0), audio
@@ -109,10 +110,13 @@ def test_serial_never_runs_two_jobs_at_once():
     assert all(earlier[1][1] <= later[1][0] for earlier, later in zip(spans, spans[1:]))
 
 
-def test_without_kept_workers_serial_closes_each_worker_before_the_next_starts():
+def test_without_kept_workers_serial_starts_every_worker_before_decoding_and_closes_each_once_done():
+    """Every engine's worker starts (loading its models) before the file is decoded, so the next
+    engine's start-up runs beside the work before it; each closes as soon as no file needs it."""
     engines, results = run("serial", ["a"], jobs=1, keep_workers=False)
     assert results[0][0].error is None
-    assert engines.log == [("start", "asr"), ("close", "asr"), ("start", "diarization"), ("close", "diarization")]
+    assert engines.log == [("start", "asr"), ("start", "diarization"), ("decode", "a"), ("close", "asr"),
+                           ("close", "diarization")]
 
 
 def test_at_most_jobs_files_are_in_flight():

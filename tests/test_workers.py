@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
-from tests.worker_engines import crashing_engine, logging_engine, refusing_engine, summing_engine
+from tests.worker_engines import (crashing_engine, logging_engine, marking_engine, refusing_engine, summing_engine,
+                                  unbuildable_engine)
 from witness.errors import InputError
 from witness.run.workers import Job, SharedAudio, Worker, WorkerDied
 
@@ -40,6 +43,25 @@ def test_a_worker_builds_once_and_serves_jobs(audio):
         assert run(worker, Job("b.wav", audio)) == 16000.0
     assert seen == [("sum", 0, 1), ("sum", 1, 1)]
     assert not worker.alive
+
+
+def test_an_eager_worker_builds_its_engine_before_its_first_job_and_only_then(audio, tmp_path):
+    built = tmp_path / "built"
+    with Worker("diarization", marking_engine, (str(tmp_path),), eager=True) as worker:
+        deadline = time.monotonic() + 60  # the process's start; no job has been submitted
+        while not built.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert built.exists()
+        assert run(worker, Job("a.wav", audio)) == 1
+        assert run(worker, Job("b.wav", audio)) == 1
+
+
+def test_an_eager_worker_that_cannot_build_its_engine_says_so_on_the_first_job(audio):
+    with Worker("asr", unbuildable_engine, eager=True) as worker:
+        with pytest.raises(InputError) as err:
+            run(worker, Job("call.wav", audio))
+        assert str(err.value) == "call.wav: no model here"
+        assert worker.alive
 
 
 def test_shared_audio_maps_without_copying(audio):

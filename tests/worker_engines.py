@@ -21,6 +21,24 @@ def refusing_engine():
     return run
 
 
+def marking_engine(folder: str):
+    """Marks its build (a line in ``folder``/built); each job answers how many builds there were."""
+    from pathlib import Path
+
+    built = Path(folder) / "built"
+    with built.open("a") as f:
+        f.write("built\n")
+
+    def run(audio, progress):
+        return len(built.read_text().splitlines())
+
+    return run
+
+
+def unbuildable_engine():
+    raise InputError("no model here")
+
+
 def sleeping_engine(seconds: float, marks: str | None = None, follow: tuple[str, int] | None = None):
     """Works ``seconds`` per job and says when: (start, end) on time.time()'s clock.
 

@@ -150,9 +150,14 @@ class Flow:
             self._files.clear()
 
     def _admit(self, job: FileJob) -> FileResult | None:
-        """Decode ``job`` into shared memory; a FileResult with the error if that fails."""
+        """Decode ``job`` into shared memory; a FileResult with the error if that fails. Every
+        engine's worker is started first: in a serial plan the next engine's start-up then runs
+        beside the decoding and the first engine's work instead of after it, on a core that
+        would idle (a single file's workers start, decode and engine load are one-thread work)."""
         if job.path in self._files:
             raise ValueError(f"{job.path} is already in flight")
+        for name in self.engines.names:  # started (their models loading) while this file is decoded
+            self.engines.worker(name)
         start = time.perf_counter()
         try:
             given = self.engines.given(job.path)

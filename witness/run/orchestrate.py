@@ -227,12 +227,19 @@ class Orchestrator:
         return {"model": model.name, "precision": campplus_precision(model)}
 
     def worker(self, name: str) -> Worker:
-        """The engine's worker, started (loading its model on its first job) when there is
-        none or the last one ended. Every engine's models are resolved before the first."""
+        """The engine's worker, started when there is none or the last one ended. Every engine's
+        models are resolved before the first. An engine on the CPU loads its models as soon as its
+        worker starts (``Worker`` eager), one on a GPU on its first job: a serial plan may be for
+        want of VRAM, which the next engine must not take while the first works."""
         worker = self._workers.get(name)
         if worker is None or not worker.alive:
-            worker = self._workers[name] = Worker(name, FACTORIES[name], (self.engine_jobs().by_name()[name],))
+            worker = self._workers[name] = Worker(name, FACTORIES[name], (self.engine_jobs().by_name()[name],),
+                                                  eager=not self._on_gpu(name))
         return worker
+
+    def _on_gpu(self, name: str) -> bool:
+        devices = self.devices.for_plan()
+        return devices.asr_gpu if name == "asr" else devices.diarization_gpu
 
     def engine_jobs(self) -> EngineJobs:
         """Each engine's job (``worker_jobs``), its models resolved (and the enrolled voices

@@ -138,10 +138,11 @@ class Event:
 
 class Worker:
     """One long-lived engine process: ``factory(*args)`` builds the engine (a callable
-    ``engine(audio: SharedAudio, progress) -> result``) once; ``submit`` queues jobs (served in order),
-    ``next_event`` reads what the worker says."""
+    ``engine(audio: SharedAudio, progress) -> result``) once, on the first job, or with ``eager`` as
+    soon as the process starts (while the caller decodes a file or another engine works); ``submit``
+    queues jobs (served in order), ``next_event`` reads what the worker says."""
 
-    def __init__(self, name: str, factory: Callable[..., Any], args: tuple = ()):
+    def __init__(self, name: str, factory: Callable[..., Any], args: tuple = (), eager: bool = False):
         self.name = name
         ctx = multiprocessing.get_context("spawn")
         # Pipes, not Queues: the worker's sends are written before it takes the next job, so
@@ -150,7 +151,7 @@ class Worker:
         inbox, self._inbox = ctx.Pipe(duplex=False)
         self._events, sender = ctx.Pipe(duplex=False)
         level = logging.getLogger().getEffectiveLevel()  # -v and --debug reach the worker's log
-        self._process = ctx.Process(target=_serve, args=(name, factory, args, inbox, sender, level),
+        self._process = ctx.Process(target=_serve, args=(name, factory, args, inbox, sender, level, eager),
                                     name=f"witness-{name}", daemon=True)
         self._process.start()
         # The worker holds the only sender (its death reads as end of file) and the only
@@ -239,8 +240,9 @@ def wait_any(workers: list[Worker], timeout: float) -> None:
         wait([h for w in workers for h in w.handles], timeout)
 
 
-def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events, level: int) -> None:
-    """The worker process: build the engine on the first job, then answer jobs until None.
+def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events, level: int, eager: bool) -> None:
+    """The worker process: build the engine (at once when ``eager``, else on the first job), then
+    answer jobs until None.
     A parent that is gone (killed outright) ends the worker quietly: nobody is listening."""
     for stop in (signal.SIGINT, signal.SIGTERM):  # stopping is the parent's to handle (it closes us)
         signal.signal(stop, signal.SIG_IGN)
@@ -250,7 +252,7 @@ def _serve(name: str, factory: Callable[..., Any], args: tuple, inbox, events, l
     root.setLevel(level)  # the parent's level (-v, --debug); the parent's handlers print, or not
     root.addHandler(namer)
     try:
-        _answer_jobs(name, factory, args, inbox, events, namer)
+        _answer_jobs(name, factory, args, inbox, events, namer, eager)
     except (BrokenPipeError, ConnectionResetError, EOFError):
         pass
 
@@ -291,8 +293,14 @@ def _relog(name: str, level: int, text: str) -> None:
     logging.getLogger(name).log(level, "%s", text)
 
 
-def _answer_jobs(name: str, factory: Callable[..., Any], args: tuple, inbox, events, namer: _ToParent) -> None:
+def _answer_jobs(name: str, factory: Callable[..., Any], args: tuple, inbox, events, namer: _ToParent,
+                 eager: bool) -> None:
     engine = None
+    if eager:
+        try:
+            engine = factory(*args)
+        except Exception:  # built again on the first job, whose error it becomes
+            log.debug("the %s engine could not be built ahead of its first job", name, exc_info=True)
     while (job := _next_job(inbox)) is not None:
         namer.key = job.key
         events.send(Event("start", job.key))
