@@ -155,6 +155,8 @@ Measured and dropped (issue 22, tune parts, 2-4-speaker calls counted right):
   DER 5.5% -> 8.1% (opus 5.5% -> 13.8%), and the sample call's speaker91 alone on a telephone
   line (tests/test_diarize_lone_voice.py) heard as two. A flat 3 (no rise): v1 61/92 29.9%,
   v2 18/28 18.6%. Check parts (verdict only) at 3.5 + 12: v1 34 -> 37 of 48, v2 12 -> 13 of 22.
+  The rise capped at a cut of 5 (that voice heard as one again; 6 and 7 still heard two): v1
+  65/92 26.5%, v2 15/28 19.8%, v2 onevoice-tune 5.8%, dev unchanged: v1's DER no better.
 
 Measured and dropped: VBx counting again where that rule hears one voice in a call under 60 s
 (tune parts v1+v2: 2-4-speaker calls right 91 -> 93 of 116) split lone voices (``--sets
