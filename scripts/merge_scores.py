@@ -33,12 +33,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from scipy.cluster.hierarchy import fcluster
 
 from scripts.counting_sets import COHORT, CORPUS, corpus_items, dev_items
 from scripts.measure_counting import _cohort_without, cached_windows, reference_labels
 from witness.diarize import clustering as C
-from witness.diarize.assign import label_centroids
 from witness.diarize.config import ClusteringConfig, config_for
 from witness.diarize.pipeline import Diarizer
 from witness.models.diarization_choice import choose_models
@@ -50,24 +48,18 @@ def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray
     """The s-norm merges of ``train`` after the AHC cut, down to one cluster: score, sizes,
     cannot-link, clusters before, and whether the two clusters' reference speakers differ."""
     normed = C.normalized(train.embeddings)
-    min_size = min(config.min_cluster_size, max(1, round(0.1 * len(normed))))
-    dendrogram = C._dendrogram(normed, config.linkage)
-    labels = C._merge_small(normed, fcluster(dendrogram, config.threshold, criterion="distance"), min_size)
+    _, _, labels = C.ahc_start(normed, config.threshold, config.linkage, config.min_cluster_size)
     rivals = C.rival_pairs(train)
+    merge = C.ScoreMerge(cohort, config.cohort_top, config.snorm_threshold, config.cannot_link_penalty)
     steps = []
     while labels.max() + 1 > 1:
-        k = int(labels.max()) + 1
-        scores = C.snorm_scores(C.normalized(label_centroids(normed, labels, k)), cohort, config.cohort_top)
-        linked = C._linked(labels, rivals, k)
-        scores -= config.cannot_link_penalty * linked
-        np.fill_diagonal(scores, -np.inf)
-        a, b = np.unravel_index(np.argmax(scores), scores.shape)
+        a, b, score, linked = C.next_merge(normed, labels, merge, rivals)
         owner = [np.bincount(reference[(labels == c) & (reference >= 0)]).argmax()
                  if ((labels == c) & (reference >= 0)).any() else -1 for c in (a, b)]
         sizes = [int((labels == a).sum()), int((labels == b).sum())]
-        steps.append({"k": k, "score": float(scores[a, b]), "sizes": sizes, "linked": bool(linked[a, b]),
+        steps.append({"k": int(labels.max()) + 1, "score": score, "sizes": sizes, "linked": linked,
                       "two_people": bool(owner[0] != owner[1] and min(owner) >= 0)})
-        labels = C._renumber(np.where(labels == max(a, b), min(a, b), labels))
+        labels = C.joined(labels, a, b)
     return steps
 
 

@@ -188,6 +188,16 @@ def ahc_clusters(
     return ahc_clusters_found(embeddings, threshold, method, min_cluster_size, bounds)[0]
 
 
+def ahc_start(normed: np.ndarray, threshold: float, method: str, min_cluster_size: int
+              ) -> tuple[np.ndarray, int, np.ndarray]:
+    """The AHC cut of unit rows ``normed`` (n >= 2) before any s-norm merge: its dendrogram, the
+    smallest cluster kept (``min_cluster_size``, at most a tenth of the rows) and the labels, the
+    smaller clusters merged into their nearest (``_merge_small``)."""
+    min_size = min(min_cluster_size, max(1, round(0.1 * len(normed))))
+    dendrogram = _dendrogram(normed, method)
+    return dendrogram, min_size, _merge_small(normed, fcluster(dendrogram, threshold, criterion="distance"), min_size)
+
+
 def ahc_clusters_found(
     embeddings: np.ndarray,
     threshold: float,
@@ -203,10 +213,8 @@ def ahc_clusters_found(
     n = len(embeddings)
     if n < 2:
         return np.zeros(n, dtype=np.int64), n
-    min_size = min(min_cluster_size, max(1, round(0.1 * n)))
     normed = normalized(embeddings)
-    dendrogram = _dendrogram(normed, method)
-    labels = _merge_small(normed, fcluster(dendrogram, threshold, criterion="distance"), min_size)
+    dendrogram, min_size, labels = ahc_start(normed, threshold, method, min_cluster_size)
     if merge is not None:
         labels = merge_by_snorm(normed, labels, merge, rivals=rivals)
     num_large = int(labels.max()) + 1
@@ -253,15 +261,29 @@ def merge_by_snorm(normed: np.ndarray, labels: np.ndarray, merge: ScoreMerge, fl
     above ``merge.threshold`` and more than ``floor`` clusters are left."""
     labels = _renumber(labels)
     while labels.max() + 1 > floor:
-        k = int(labels.max()) + 1
-        scores = snorm_scores(normalized(label_centroids(normed, labels, k)), merge.cohort, merge.top)
-        scores -= merge.penalty * _linked(labels, rivals, k)
-        np.fill_diagonal(scores, -np.inf)
-        a, b = np.unravel_index(np.argmax(scores), scores.shape)
-        if scores[a, b] < merge.threshold:
+        a, b, score, _ = next_merge(normed, labels, merge, rivals)
+        if score < merge.threshold:
             break
-        labels = _renumber(np.where(labels == max(a, b), min(a, b), labels))
+        labels = joined(labels, a, b)
     return labels
+
+
+def next_merge(normed: np.ndarray, labels: np.ndarray, merge: ScoreMerge,
+               rivals: np.ndarray | None = None) -> tuple[int, int, float, bool]:
+    """The two clusters (0..k-1 ``labels``, k >= 2) the s-norm merge would join next, their
+    score (less the cannot-link penalty) and whether they hold two sides of a ``rivals`` pair."""
+    k = int(labels.max()) + 1
+    scores = snorm_scores(normalized(label_centroids(normed, labels, k)), merge.cohort, merge.top)
+    linked = _linked(labels, rivals, k)
+    scores -= merge.penalty * linked
+    np.fill_diagonal(scores, -np.inf)
+    a, b = np.unravel_index(np.argmax(scores), scores.shape)
+    return int(a), int(b), float(scores[a, b]), bool(linked[a, b])
+
+
+def joined(labels: np.ndarray, a: int, b: int) -> np.ndarray:
+    """``labels`` with clusters ``a`` and ``b`` one, renumbered 0..k-2."""
+    return _renumber(np.where(labels == max(a, b), min(a, b), labels))
 
 
 def _without(train: TrainingSet, exclude: np.ndarray | None) -> TrainingSet:

@@ -147,9 +147,9 @@ Measured and dropped (issue 22, tune parts, 2-4-speaker calls counted right):
   the fixed cut): v1 gains at a floor of 4.5 (39), v2 at 0.5 (16): no floor serves both;
 - a cohort of the call's own band only (wideband s-norm ran higher still), AHC cuts 0.3-0.4
   (v1 62 -> 62-64), cannot-link penalties 1.5-6 (v1 64 -> 64-65) and the split's max_cosine
-  0.7-0.8 (v1 62 -> 63).;
+  0.7-0.8 (v1 62 -> 63);
 - on narrowband audio a cut of a + b times the smaller cluster's share of the embeddings
-  (branch count2-share, ``--share-slopes``; a grid a 2-6, b 0-16 at eec9fad): best 3.5 + 12,
+  (a trial rule, not kept; a grid a 2-6, b 0-16 at eec9fad): best 3.5 + 12,
   v1 64 -> 66 of 92 (26.3% -> 26.1%), v2 15/28 both (21.9% -> 19.8%), dev set unchanged; but
   two halves of one voice then need 9.5: v2 onevoice-tune 16/20 heard as one both, its strict
   DER 5.5% -> 8.1% (opus 5.5% -> 13.8%), and the sample call's speaker91 alone on a telephone

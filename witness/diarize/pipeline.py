@@ -335,7 +335,7 @@ class Diarizer:
         long, normed = embedded_turns(found.exclusive_turns, signal, self.embedder.embed, config, known,
                                       self.runtime.piece_workers)
         pieces = np.array([middle(t, config.turn_seconds) for t in long]).reshape(-1, 2)
-        train = filter_embeddings(windows.embeddings, windows.segmentations, self.config.clustering.min_active_ratio)
+        train = filter_embeddings(windows.embeddings, windows.segmentations, clustering.min_active_ratio)
         mixed = mixed_windows(windows.segmentations, train, pieces, normed, config.mixed_cosine)
         log.debug("window embeddings that mix two voices: %d of %d", int(mixed.sum()), len(train.chunk_idx))
         again = self._speaker_turns(windows, bounds, duration, report, clustering, mixed) if mixed.any() else found
