@@ -52,8 +52,17 @@ def split(turns, audio, embedder, **bounds):
     return split_speakers(turns, exclusive(turns), {}, audio, embedder.embed, merge, SplitConfig(), **bounds)
 
 
+def long_turns_follow_their_speaker(out) -> bool:
+    """Each embedded long turn (``out.long``, one unit row of ``out.normed`` each) is named
+    after the final speaker of the exclusive turn holding its middle."""
+    held = [{o.speaker for o in out.exclusive_turns if o.start <= 0.5 * (t.start + t.end) < o.end} == {t.speaker}
+            for t in out.long]
+    return len(out.long) == len(out.normed) > 0 and all(held)
+
+
 def test_two_voices_under_one_label_are_told_apart(reference, sample_audio, embedder):
     out = split(one_label(reference), sample_audio, embedder)
+    assert long_turns_follow_their_speaker(out) and {t.speaker for t in out.long} == {"SPEAKER_00", "SPEAKER_01"}
     assert out.added == 1
     assert {t.speaker for t in out.turns} == {"SPEAKER_00", "SPEAKER_01"}
     assert set(out.centroids) == {"SPEAKER_00", "SPEAKER_01"}
@@ -88,6 +97,7 @@ def test_a_turn_given_to_the_wrong_voice_goes_back(reference, sample_audio, embe
     assert wrong != right
     out = split(wrong, sample_audio, embedder)
     assert out.added == 0 and out.moved == 1
+    assert long_turns_follow_their_speaker(out)
     result = diarization_error(list(reference), list(out.turns))
     assert result.missed + result.false_alarm + result.confusion == pytest.approx(14.70 - 14.49, abs=0.02)
 

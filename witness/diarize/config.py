@@ -204,6 +204,17 @@ class SplitConfig:
     Measured and dropped: a speaker with little speech joining another whose turn pieces score
     above an s-norm of 1.5 (check parts, 2-4-speaker calls right: v1 42 -> 44 of 54, v2 19 ->
     18 of 25: real voices with little speech merged on a 3- and a 4-speaker call).
+    Measured and dropped (issue 22; tune parts at b50cbf1, 2-4-speaker calls right and strict
+    DER; before: v1 64/92 26.3%, v2 15/28 21.9%): after the moves, joining the pair of found
+    speakers whose embedded turns score the highest ``opinion.piece_ratio`` (two turns each),
+    while it is r or more and more than 2 speakers are left: r 0.95 v1 63 26.6%, v2 15 21.8%;
+    0.9 v1 65 27.4%, v2 16 20.6%; 0.85 v1 63 28.8%, v2 17 20.2%; 0.8 v1 62 29.8%, v2 17 20.6%
+    (two people of similar v1 voices score 0.88-1.03: tune_062 3 -> 2, tune_026 4 -> 2; turn
+    scores do not separate one voice from two better than window centroids:
+    ``scripts/turn_pair_scores.py``). The same behind a narrowband s-norm cut of 6 / 7 (more
+    found speakers for the turns to judge), r 0.9: v1 61 27.6% / 60 27.4%, v2 15 21.2% / 14
+    21.7% (without the merge v1 60 / 59 26.6%, v2 14 / 13 22.6 / 23.6%); down to one speaker
+    (cut 6, r 0.9): v1 59 27.8%, v2 14 20.9%. Code on branch turnmerge-trial.
     """
 
     min_turn: float = 1.0

@@ -38,13 +38,17 @@ Embed = Callable[[np.ndarray], np.ndarray]  # (N, samples) float32 -> (N, dim) f
 class SplitTurns:
     """turns, exclusive_turns: relabelled, speakers renumbered SPEAKER_00... in order of first
     appearance when any was split; centroids by those labels (a split speaker's parts: the
-    mean of their turns' embeddings); added: speakers made by splitting; moved: turns moved."""
+    mean of their turns' embeddings); added: speakers made by splitting; moved: turns moved;
+    long, normed: the embedded long turns (time order, each by its final speaker) and their
+    (n, dim) unit embeddings (``scripts/turn_pair_scores.py`` scores speakers by them)."""
 
     turns: tuple[Turn, ...]
     exclusive_turns: tuple[Turn, ...]
     centroids: Mapping[str, np.ndarray]
     added: int
     moved: int
+    long: tuple[Turn, ...]
+    normed: np.ndarray
 
 
 def voice_groups(embeddings: np.ndarray, seconds: np.ndarray, merge: ScoreMerge, config: SplitConfig) -> np.ndarray:
@@ -217,10 +221,13 @@ def split_speakers(turns: tuple[Turn, ...], exclusive: tuple[Turn, ...], centroi
     for i, to in moves:
         look.turns = _moved(look.turns, Turn(long[i].start, long[i].end, look.labels[i]), to)
         look.exclusive = _moved(look.exclusive, Turn(long[i].start, long[i].end, look.labels[i]), to)
+        look.labels[i] = to
     added = sum(map(len, split))
+    rename = _names(look.turns) if added else {}
+    voices = tuple(Turn(t.start, t.end, rename.get(label, label)) for t, label in zip(long, look.labels))
     if not added:
-        return SplitTurns(_ordered(look.turns), _ordered(look.exclusive), centroids, 0, len(moves))
-    return SplitTurns(*renumbered(look.turns, look.exclusive, centroids), added, len(moves))
+        return SplitTurns(_ordered(look.turns), _ordered(look.exclusive), centroids, 0, len(moves), voices, normed)
+    return SplitTurns(*renumbered(look.turns, look.exclusive, centroids), added, len(moves), voices, normed)
 
 
 def _ordered(turns) -> tuple[Turn, ...]:
@@ -231,9 +238,14 @@ def renumbered(turns: tuple[Turn, ...], exclusive: tuple[Turn, ...], centroids: 
                ) -> tuple[tuple[Turn, ...], tuple[Turn, ...], dict[str, np.ndarray]]:
     """``turns``, ``exclusive`` and ``centroids`` with the labels SPEAKER_00, SPEAKER_01, ... in
     order of first appearance in ``turns``."""
-    rename = {old: f"SPEAKER_{i:02d}" for i, old in enumerate(speakers_in_order(t.speaker for t in _ordered(turns)))}
+    rename = _names(turns)
 
     def renamed(seq: tuple[Turn, ...]) -> tuple[Turn, ...]:
         return _ordered(Turn(t.start, t.end, rename[t.speaker]) for t in seq)
 
     return renamed(turns), renamed(exclusive), {rename[k]: v for k, v in centroids.items() if k in rename}
+
+
+def _names(turns: tuple[Turn, ...]) -> dict[str, str]:
+    """{label: SPEAKER_00, SPEAKER_01, ... in order of first appearance in ``turns``}."""
+    return {old: f"SPEAKER_{i:02d}" for i, old in enumerate(speakers_in_order(t.speaker for t in _ordered(turns)))}
