@@ -11,7 +11,7 @@ import pytest
 from tests.asr.conftest import normal
 from witness.asr.chunks import chunk_spans
 from witness.asr.whisper import AsrResult, WhisperEngine, WhisperOptions
-from witness.asr.words import token_spans
+from witness.asr.words import TOKEN_LAG, token_spans
 from witness.errors import ModelError, UsageError
 from witness.evaluate.wer import word_error_rate
 from witness.models.whisper_models import resolve_model
@@ -95,7 +95,9 @@ def test_dtw_stamps_mark_where_a_token_ends():
             self.t0, self.t1, self.t_dtw = t0, t1, t_dtw
 
     segments = [[T(0, 50, 30), T(50, 90, 60)], [T(200, 260, 250), T(260, 300, -1)]]
-    assert token_spans(segments, dtw=False) == [[(0, 50), (50, 90)], [(200, 260), (260, 300)]]
+    # token times: whisper.cpp's t0/t1, TOKEN_LAG later (they run ahead of the speech)
+    assert TOKEN_LAG == 10
+    assert token_spans(segments, dtw=False) == [[(10, 60), (60, 100)], [(210, 270), (270, 310)]]
     # the first token starts at its t0; a segment's first token not before its t0 (200);
     # a token without a DTW stamp falls back to its t1
     assert token_spans(segments, dtw=True) == [[(0, 30), (30, 60)], [(200, 250), (250, 300)]]

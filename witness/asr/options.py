@@ -44,9 +44,14 @@ class WhisperOptions:
         utterance edges were off by 0.18 s (start) / 0.11 s (end) on average (median 0.09 s /
         0.10 s) with DTW and by 0.34 s / 0.36 s with whisper.cpp's token timestamps. Token
         timestamps (flash attention back on) save about a fifth of the CPU time, but their words
-        land a median 0.17 s (90th percentile 0.50 s) from DTW's, and more of them on the wrong
-        speaker: WDER on the sample call 6.25% against 2.50%, devcall_02 5.26% against 2.11%
-        (each digit a word), devcall_03 4.32% against 2.50% (scripts/end_to_end.py, issue 24).
+        land a median 0.15 s / 0.18 s (start / end; 90th percentile 0.47 s) from DTW's, mostly
+        early, and the more so the longer the segment has run (scripts/token_times.py, ten v2
+        tune calls). Witness puts them ``words.TOKEN_LAG`` (0.10 s) later: 0.12 / 0.13 s from
+        DTW's. Still more words land on the wrong speaker (scripts/end_to_end.py, each digit a
+        word / digit runs joined, token against DTW): devcall_02 3.68% / 1.91% against 2.11% /
+        0.64%, devcall_03 1.82% / 3.73% against 2.27% / 2.50%, devcall_04 1.66% against 0%
+        (issue 24); no correction tried (shifts, snapping to Silero's speech edges, spreading
+        by letters, a stretch with the time into the segment) brought every call under 3%.
     without_timestamps: decode without Whisper's segment timestamp tokens (off). Word times
         then come from DTW or token probabilities alone, and the audio goes to whisper.cpp
         in pieces of at most 30 s cut at quiet moments (one decoding window each), so a
