@@ -8,18 +8,36 @@ pair). The speaker becomes two when each group has at least ``MIN_TURNS`` turns,
 CAM++ centroids score under ``CAM_COSINE``, and the same two groups, embedded again by a
 second, independent model (Resemblyzer's GE2E), score under ``GE2E_COSINE``.
 
-Why both: on the tuning corpus each model alone splits lone voices that the other keeps whole.
-Corpus v1 tune part, the files the pipeline finds one speaker in: 16 calls with 2-3 speakers
-against 114 lone voices (``onevoice-tune`` and ``muted-tune``: each 2-speaker call with its
-quieter party muted, the call's own turn-taking and length kept). CAM++ under 0.72 alone
-would split 6 calls and 2 lone voices, GE2E under 0.89 alone 8 and 2, both together 5 and none
-(``scripts/second_voice_study.py``). Most merged calls stay merged: 5 have under 4 long turns
-(or a group of one), and the other 6 score like one voice's groups (CAM++ 0.70-0.82, GE2E
-0.87-0.92; the 12 lone voices with two groups: 0.61-0.87 and 0.84-0.93).
-Check parts (``scripts/measure_counting.py --sets check,onevoice,muted``): 2 of the 10 calls
-found as one right (v1 check_005 56.4 -> 10.4% DER, v2 check_013 13.7 -> 10.9%); lone voices
-heard as one: ``onevoice`` unchanged (v1 37/38, v2 15/17), ``muted`` v1 37 -> 36 of 38
-(check_004: 4 long turns at 0.681 and 0.844). Dev set unchanged (17.1%).
+Why both: when first tuned (0.72 and 0.89, on an earlier build of the corpus) each model alone
+split lone voices that the other kept whole: of the files the pipeline found one speaker in
+(corpus v1 tune, 16 calls with 2-3 speakers, 114 lone voices from ``onevoice-tune`` and
+``muted-tune``: each 2-speaker call with its quieter party muted, the call's own turn-taking
+and length kept), CAM++ under 0.72 alone would split 6 calls and 2 lone voices, GE2E under
+0.89 alone 8 and 2, both together 5 and none (``scripts/second_voice_study.py``).
+
+Cuts 0.735 and 0.93 (issue 22, at b50cbf1; ``second_voice_study.py --sets
+tune,onevoice-tune,muted-tune``, corpus v1 and v2): v1 tune has 14 calls with 2-3 speakers clustering
+finds one in (v2 tune none); 6 have 4+ long turns in two groups of 2+, whose groups score CAM++
+0.631-0.847 and GE2E 0.848-0.923; the 21 such lone voices (113 + 30 looked at) score CAM++ 0.513
+(v2 muted tune_022, split at 0.72/0.89 too) and then 0.739-0.921. CAM++ under 0.735 with GE2E
+under 0.93 splits tune_013 (0.729, 0.902) and tune_028 (0.732, 0.923) besides tune_024, and no
+other lone voice; GE2E turns away none of these, and the margin to the nearest lone voice (v1
+muted tune_052, 0.739 and 0.902) is thin. ``measure_counting.py`` (2-4-speaker calls counted
+right, strict DER): v1 tune 64 -> 66 of 92, 26.3% -> 26.1% (tune_013 52.1% -> 15.9%; tune_028
+59.8% -> 57.1%: its two groups are not its two people); v2 tune 15 of 28, 21.9%, unchanged;
+``onevoice-tune`` v1 58/61 5.4%, v2 16/20 5.5%, ``muted-tune`` v1 55/61 15.3%, v2 13/20 14.9%,
+all unchanged; dev set unchanged (17.1%, the four dev calls right). Check parts (the verdict,
+``--sets check,onevoice,muted -v``): v1 check_002 found as 2 speakers, not 1 (51.2% -> 25.5%), v1 check
+40 -> 41 of 60 counted right (24.1% -> 23.9%); v2 check, and ``onevoice``, ``muted`` of both,
+unchanged.
+
+Why most calls found as one stay one (``second_voice_study.py``, v1 tune): segmentation puts
+both voices under one local speaker (two local speakers in none of the 7-31 windows of 11 of the
+14, in 1-2 of the other 3), so every window embedding holds both (the AHC cut alone left one
+cluster in 7, the s-norm merge joined the last two in 6 at 5.6-11.3). Their long turns are too
+few and too alike: 8 of the 14 have under 4 or a group of one, and even grouped by the reference
+the two people's turns score CAM++ 0.31-0.79 and GE2E 0.64-0.92, while one voice's two most
+different groups (any size; v1 lone voices) go down to 0.305 and 0.551.
 """
 
 from __future__ import annotations
@@ -32,8 +50,8 @@ from witness.diarize.assign import label_centroids
 from witness.diarize.clustering import normalized
 from witness.diarize.features import SAMPLE_RATE
 
-CAM_COSINE = 0.72
-GE2E_COSINE = 0.89
+CAM_COSINE = 0.735
+GE2E_COSINE = 0.93
 MIN_TURNS = 2
 
 Embed = Callable[[np.ndarray], np.ndarray]  # (1, samples) float32 -> (1, dim), NaN where too short
