@@ -38,6 +38,11 @@ cluster in 7, the s-norm merge joined the last two in 6 at 5.6-11.3). Their long
 few and too alike: 8 of the 14 have under 4 or a group of one, and even grouped by the reference
 the two people's turns score CAM++ 0.31-0.79 and GE2E 0.64-0.92, while one voice's two most
 different groups (any size; v1 lone voices) go down to 0.305 and 0.551.
+Measured and dropped (throwaway variants of ``second_voice_study.py``, v1 + v2 tune sets): the
+groups' mean between- over within-group cosine of the turns (calls 0.718-0.970, lone voices
+0.585 (v2 muted tune_022), then 0.838-0.974: 2 calls past the lone voices, as the centroids'
+cosine splits 3); 2-means of 1.5 s pieces of the long turns instead of their middle 3 s (files
+with 6+ pieces: the 14 calls' groups 0.357-0.835, lone voices' 0.317-0.935, interleaved).
 """
 
 from __future__ import annotations
