@@ -17,7 +17,8 @@ variants, each a comma-separated list of ``WhisperOptions`` overrides, or ``mode
 
 Reported per engine: best and median wall seconds, CPU seconds (user + system of this process
 during the run; every engine runs in it), RTF, wall over faster-whisper int8's, WER with each
-digit a word and with Witness's scorer (a digit run one word), words out; with ``--each``, WER
+digit a word and with Witness's scorer (a digit run one word) of the first round, words out; with
+``--rounds`` over 1 the WER of every round (faster-whisper's fallback samples); with ``--each``, WER
 per call. Per Witness variant, where the time went, summed over calls and averaged over rounds:
 its own clock per stage (vad, packing, first pass, each fallback temperature, words) and
 whisper.cpp's counters (mel, encode, decode, batchd = the candidates of a fallback, prompt;
@@ -73,11 +74,13 @@ class Call:
 @dataclass
 class Runs:
     """What one engine did over the rounds: wall and CPU seconds per round (all calls), the
-    words it wrote per call (first round), and Witness's time per stage (summed)."""
+    words it wrote per call (first round; ``rounds_words``: every round's, all calls joined)
+    and Witness's time per stage (summed)."""
 
     wall: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     words: dict[str, list[str]] = field(default_factory=dict)
+    rounds_words: list[list[str]] = field(default_factory=list)
     stages: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
 
@@ -163,11 +166,14 @@ def run_all(args: argparse.Namespace, work: list[Call]) -> dict[str, Runs]:
                     engine.clock.reset()
                     engine.whisper_timings()  # zero whisper.cpp's counters
                 wall = cpu = 0.0
+                said: list[str] = []
                 for call in work:
                     t0, c0 = time.perf_counter(), cpu_seconds()
                     words = run(call.audio)
                     wall, cpu = wall + time.perf_counter() - t0, cpu + cpu_seconds() - c0
                     results[label].words.setdefault(call.name, words)
+                    said += words
+                results[label].rounds_words.append(said)
                 results[label].wall.append(wall)
                 results[label].cpu.append(cpu)
                 if engine is not None:
@@ -199,6 +205,11 @@ def report(args: argparse.Namespace, work: list[Call], results: dict[str, Runs])
         ratio = f"{best / reference:.2f}" if reference else "-"
         print(f"| {label} | {best:.1f} | {median(r.wall):.1f} | {min(r.cpu):.1f} | {best / seconds:.3f} | {ratio} | "
               f"{wer(each_digit(ref_all), each_digit(hyp_all)):.2%} | {wer(ref_all, hyp_all):.2%} | {len(hyp_all)} |")
+    if args.rounds > 1:  # faster-whisper's fallback samples, so its words can change from round to round
+        ref_all = each_digit([w for c in work for w in c.reference])
+        print("\nWER each digit, round by round: " + "; ".join(
+            f"{label} " + " ".join(f"{wer(ref_all, each_digit(scoring_words(' '.join(said)))):.2%}"
+                                   for said in r.rounds_words) for label, r in results.items()))
     if len(work) > 1:
         print("\nWER per call, each digit a word (witness's scorer)")
         print("| engine | " + " | ".join(c.name for c in work) + " |")
