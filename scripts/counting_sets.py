@@ -1,6 +1,6 @@
-"""The files ``measure_counting.py`` scores: the sample call and the dev set, the dev set
-concatenated, the corpus parts, one voice cut alone from the corpus's 2-speaker calls, and
-those calls with one party muted.
+"""The files ``measure_counting.py`` and the counting studies score: the sample call and the
+dev set, the dev set concatenated, the corpus parts, one voice cut alone from the corpus's
+2-speaker calls, and those calls with one party muted (``set_items`` by name: ``SET_NAMES``).
 Each is an ``Item``: its audio, reference turns and conditions."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ DEV_SET = SHARED / "data" / "dev-set"
 CORPUS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "witness" / "corpus" / "v1"
 COHORT = Path(__file__).resolve().parents[1] / "witness" / "diarize" / "data"
 TUNING_SETS = ("tune", "onevoice-tune", "muted-tune")  # their speakers are in the shipped cohort and PLDA
+SET_NAMES = ("dev", "devlong", "tune", "check", "onevoice", "onevoice-tune", "muted", "muted-tune")
 
 
 @dataclass(frozen=True)
@@ -142,3 +143,20 @@ def muted_items(corpus: Path, part: str, cache: Path, tail: float = 0.3) -> list
                 reference += [Turn(x, y, keep) for x, y in pieces]
         items.append(Item(set_name, call.name, wav, tuple(reference), call.band, call.snr, call.duration, (keep,)))
     return items
+
+
+def set_items(name: str, corpus: Path, cache: Path) -> list[Item]:
+    """The items of the set called ``name`` (``SET_NAMES``): ``dev``, ``devlong`` (the dev set
+    joined, made in ``cache``), a corpus part (``tune``, ``check``) of ``corpus``, one voice alone
+    (``onevoice`` from the check part, ``onevoice-tune``) or one party muted (``muted``,
+    ``muted-tune``), the last two made in ``cache``."""
+    part = "tune" if name.endswith("-tune") else "check"
+    if name == "dev":
+        return dev_items()
+    if name == "devlong":
+        return [long_dev_item(cache)]
+    if name.startswith("onevoice"):
+        return one_voice_items(corpus, part, cache)
+    if name.startswith("muted"):
+        return muted_items(corpus, part, cache)
+    return corpus_items(corpus, name)

@@ -44,8 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.counting_sets import (COHORT, CORPUS, TUNING_SETS, Item, corpus_items, dev_items, long_dev_item,
-                                   muted_items, one_voice_items)
+from scripts.counting_sets import COHORT, CORPUS, SET_NAMES, TUNING_SETS, Item, set_items
 from scripts.diarization_cases import der_parts
 from witness.audio import SAMPLE_RATE, load_audio
 from witness.diarize import clustering as clustering_module, pipeline as pipeline_module
@@ -445,8 +444,7 @@ def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="dev", help="comma-separated: dev, devlong, tune, check, onevoice, "
-                                                        "onevoice-tune, muted, muted-tune")
+    parser.add_argument("--sets", default="dev", help=f"comma-separated: {', '.join(SET_NAMES)}")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/witness-counting-cache"))
     parser.add_argument("--scores", action="store_true", help="same/different-speaker scores by condition")
@@ -485,14 +483,7 @@ def main() -> None:
     models = choose_models("campplus")
     config = config_for(models.embedding)
     diarizer = Diarizer(replace(models, vad=None), replace(config, split=None) if args.no_split else config)
-    items = []
-    for name in args.sets.split(","):
-        items += (dev_items() if name == "dev" else [long_dev_item(args.cache)] if name == "devlong"
-                  else one_voice_items(args.corpus, "check", args.cache) if name == "onevoice"
-                  else one_voice_items(args.corpus, "tune", args.cache) if name == "onevoice-tune"
-                  else muted_items(args.corpus, "check" if name == "muted" else "tune", args.cache)
-                  if name in ("muted", "muted-tune")
-                  else corpus_items(args.corpus, name))
+    items = [item for name in args.sets.split(",") for item in set_items(name, args.corpus, args.cache)]
     for item in items:
         cached_windows(diarizer, item, args.cache)
     if args.write_cohort:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.counting_sets import COHORT, CORPUS, corpus_items, dev_items
+from scripts.counting_sets import COHORT, CORPUS, set_items
 from scripts.measure_counting import _cohort_without, cached_windows, reference_labels
 from witness.diarize import clustering as C
 from witness.diarize.config import ClusteringConfig, config_for
@@ -102,7 +102,7 @@ def main() -> None:
     clustering = config.clustering
     diarizer = Diarizer(replace(models, vad=None), config)
     items = [item for name in args.sets.split(",")
-             for item in (dev_items() if name == "dev" else corpus_items(args.corpus, name))]
+             for item in set_items(name, args.corpus, args.cache)]
     table: dict[str, np.ndarray] = {}
     for item in items:
         windows = cached_windows(diarizer, item, args.cache)

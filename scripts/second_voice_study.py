@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.counting_sets import CORPUS, corpus_items, dev_items, muted_items, one_voice_items
+from scripts.counting_sets import CORPUS, set_items
 from scripts.measure_counting import PieceCache, _cohort_without, cached_windows
 from witness.audio import load_audio
 from scripts.diarization_cases import der_parts
@@ -49,13 +49,6 @@ from witness.diarize.second_voice import CAM_COSINE, GE2E_COSINE, MIN_TURNS, cen
 from witness.diarize.split import embedded_turns, middle
 from witness.diarize.features import SAMPLE_RATE
 from witness.models.diarization_choice import choose_models
-
-
-def items_of(name: str, corpus: Path, cache: Path):
-    return (dev_items() if name == "dev" else one_voice_items(corpus, "check", cache) if name == "onevoice"
-            else one_voice_items(corpus, "tune", cache) if name == "onevoice-tune"
-            else muted_items(corpus, "check" if name == "muted" else "tune", cache) if name.startswith("muted")
-            else corpus_items(corpus, name))
 
 
 def last_merge(diarizer: Diarizer, windows, signal: np.ndarray) -> dict:
@@ -161,7 +154,7 @@ def main() -> None:
     seen = []
     for name in args.sets.split(","):
         found_one, by = {"voices": 0, "one": 0}, {rule: {"voices": [], "one": []} for rule in splits}
-        for item in items_of(name, args.corpus, args.cache):
+        for item in set_items(name, args.corpus, args.cache):
             got = signals(diarizer, ge2e, item, args.cache)
             pieces.save()
             if got is None:

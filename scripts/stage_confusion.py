@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.counting_sets import CORPUS, corpus_items, dev_items
+from scripts.counting_sets import CORPUS, set_items
 from scripts.diarization_cases import der_parts
 from scripts.measure_counting import PieceCache, _cohort_without, cached_windows
 from witness.audio import load_audio
@@ -103,7 +103,7 @@ def main() -> None:
     diarizer = Diarizer(replace(models, vad=None), config_for(models.embedding))
     diarizer.embedder.embed = pieces = PieceCache(diarizer.embedder.embed, args.cache / "pieces.pkl")
     items = [i for name in args.sets.split(",")
-             for i in (dev_items() if name == "dev" else corpus_items(args.corpus, name))]
+             for i in set_items(name, args.corpus, args.cache)]
     if args.speakers:
         items = [i for i in items if str(i.speakers) in args.speakers.split(",")]
     confusion, right, first = np.zeros(len(STAGES)), np.zeros(len(STAGES), dtype=int), Counter()

@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.counting_sets import CORPUS, corpus_items, dev_items
+from scripts.counting_sets import CORPUS, set_items
 from scripts.measure_counting import PieceCache, _cohort_without, _reference_votes, cached_windows
 from witness.audio import load_audio
 from witness.diarize import pipeline as pipeline_module
@@ -156,7 +156,7 @@ def main() -> None:
     diarizer = Diarizer(replace(models, vad=None), config)
     diarizer.embedder.embed = pieces = PieceCache(diarizer.embedder.embed, args.cache / "pieces.pkl")
     items = [item for name in args.sets.split(",")
-             for item in (dev_items() if name == "dev" else corpus_items(args.corpus, name))]
+             for item in set_items(name, args.corpus, args.cache)]
     seen = {}
     split_speakers = pipeline_module.split_speakers
 
