@@ -38,9 +38,10 @@ from witness.models.diarization_choice import choose_models
 NAME = "campplus_plda"
 
 
-def labelled_rows(corpora: list[tuple[Path, Path]]) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Call-centred embeddings (n, dim), their classes (n,) "corpus/call/speaker" and the calls
-    they came from, from the tune part of each (corpus, cache) pair."""
+def labelled_rows(corpora: list[tuple[Path, Path]], centred: bool = True) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Call-centred embeddings (n, dim) (unit-normed only, as clustering sees them, when not
+    ``centred``), their classes (n,) "corpus/tune/call/speaker" and the calls they came from,
+    from the tune part of each (corpus, cache) pair."""
     models = choose_models("campplus")
     diarizer = Diarizer(replace(models, vad=None), config_for(models.embedding))
     rows, names, calls = [], [], []
@@ -51,7 +52,8 @@ def labelled_rows(corpora: list[tuple[Path, Path]]) -> tuple[np.ndarray, np.ndar
             embeddings, labels, _, speakers = reference_labels(cached_windows(diarizer, item, cache), item)
             keep = labels >= 0
             call = f"{corpus.name}/tune/{item.name}"
-            rows.append(file_centred(embeddings)[keep])
+            x = embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True)
+            rows.append((file_centred(embeddings) if centred else x.astype(np.float64))[keep])
             names += [f"{call}/{speakers[k]}" for k in labels[keep]]
             calls.append(call)
     return np.concatenate(rows), np.array(names), calls

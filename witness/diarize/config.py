@@ -158,6 +158,14 @@ Measured and dropped (issue 22, tune parts, 2-4-speaker calls counted right):
   The rise capped at a cut of 5 (that voice heard as one again; 6 and 7 still heard two): v1
   65/92 26.5%, v2 15/28 19.8%, v2 onevoice-tune 5.8%, dev unchanged: v1's DER no better.
 
+Measured and dropped (``scripts/channel_compensation.py``): a linear channel compensation of
+narrowband calls' embeddings before AHC and the s-norm merge (cohort transformed too), fitted on
+the tune parts' narrowband rows without each scored call's speakers. At the shipped cuts (v1 66/92
+26.1%, v2 15/28 21.9%): the narrowband mean subtracted v1 63 27.6%, v2 13 23.4%; WCCN 65 29.3%,
+14 26.8%; LDA 128 65 29.0%, 14 39.6%; NAP of 5 session directions v1 71 25.9%, v2 16 22.4%, but v2
+lone voices split (onevoice-tune 16 -> 15 of 20, 5.5% -> 8.4%; muted-tune 14.9% -> 16.8%); NAP 20
+v1 71 26.1%, v2 14 20.8% (muted-tune 14.9% -> 17.4%); re-cut AHC 0.5-0.55 and s-norm 4-6 no better.
+
 Measured and dropped: VBx counting again where that rule hears one voice in a call under 60 s
 (tune parts v1+v2: 2-4-speaker calls right 91 -> 93 of 116) split lone voices (``--sets
 onevoice-tune``: 71 -> 36 of 77 heard as one) and refused a 45 s enrolment as two voices."""
