@@ -52,6 +52,10 @@ a recording serves at most 2 calls of its part; ordinary calls last 1-15 min (me
 long calls hold all 10 speakers of a part (tune: 60 min, check: 30 min); sexes are
 LibriSpeech's own (``sex`` in speaker_info); each utterance's text is the human transcript.
 
+v3 (``--version v3``, the same source as v2): v2's recipe, but each speaker of a call reads
+from one LibriVox chapter (one recording session, as each party of a user's call is), the
+chapter with the most unused speech; v2 put up to four chapters of one reader in a call.
+
 Speakers are split by speaker (sex-balanced, seeded): tune only on ``tune``. Each call's
 speakers share a sex (by F0) and are picked by CAM++ similarity to the first; most calls have
 2 speakers, some 3-6, and each part has one long call (check: 30 min, 10 speakers).
@@ -91,6 +95,7 @@ class Recipe:
     length: tuple[float, float, float, float]  # ordinary call seconds: lognormal median, sigma, min, max
     source: str
     transcript: str
+    one_session: bool = False  # each speaker of a call speaks from one recording session (``Material``)
 
 
 RECIPES = {
@@ -100,6 +105,10 @@ RECIPES = {
     # repeat nothing; a recording serves at most 2 calls of its part.
     "v2": Recipe(corpus_librispeech, {"tune": (60.0, 60.0, 10, 0.5, 1), "check": (60.0, 30.0, 10, 0.5, 1)}, 2,
                  (120, 0.6, 60, 900), corpus_librispeech.SOURCE, corpus_librispeech.TRANSCRIPT),
+    # v2's speakers and sizes, but each speaker of a call reads from one LibriVox chapter, as each party of a
+    # user's call is one recording session (v2 mixed up to four chapters of one reader in a call).
+    "v3": Recipe(corpus_librispeech, {"tune": (60.0, 60.0, 10, 0.5, 1), "check": (60.0, 30.0, 10, 0.5, 1)}, 2,
+                 (120, 0.6, 60, 900), corpus_librispeech.SOURCE, corpus_librispeech.TRANSCRIPT, one_session=True),
 }
 
 
@@ -129,13 +138,16 @@ def split_speakers(speakers: dict, seed: int, shares: dict = PARTS) -> dict[str,
 
 
 class Material:
-    """One part's pieces by speaker, with how often each was used (across calls and within)."""
+    """One part's pieces by speaker, with how often each was used (across calls and within).
+    ``one_session``: a call takes a speaker's pieces from one recording session only (the
+    source file's folder: a LibriSpeech chapter), the one with the most unused speech."""
 
-    def __init__(self, pieces: list[dict], speakers: list[str], max_uses: int):
+    def __init__(self, pieces: list[dict], speakers: list[str], max_uses: int, one_session: bool = False):
         keep = set(speakers)
         self.pieces = [p for p in pieces if p["speaker"] in keep]
         self.uses = [0] * len(self.pieces)
         self.max_uses = max_uses
+        self.one_session = one_session
         self.by_speaker: dict[str, list[int]] = {}
         for i, p in enumerate(self.pieces):
             self.by_speaker.setdefault(p["speaker"], []).append(i)
@@ -145,13 +157,28 @@ class Material:
                    for i in self.by_speaker.get(speaker, []) if self.uses[i] < self.max_uses
                    and not self.pieces[i]["short_word"])
 
+    def _session(self, index: int) -> str:
+        return str(Path(self.pieces[index]["source"]).parent)
+
+    def for_call(self, speaker: str) -> list[int]:
+        """The speaker's pieces the next call may take (all, or one session's: see the class)."""
+        mine = self.by_speaker.get(speaker, [])
+        if not self.one_session:
+            return mine
+        unused: dict[str, float] = {}
+        for i in mine:
+            if self.uses[i] < self.max_uses and not self.pieces[i]["short_word"]:
+                unused[self._session(i)] = unused.get(self._session(i), 0.0) + self.pieces[i]["end"] - self.pieces[i]["start"]
+        session = max(sorted(unused), key=unused.__getitem__) if unused else None
+        return [i for i in mine if self._session(i) == session]
+
     def short_words(self, speaker: str) -> list[int]:
-        return [i for i in self.by_speaker.get(speaker, []) if self.pieces[i]["short_word"]]
+        return [i for i in self.for_call(speaker) if self.pieces[i]["short_word"]]
 
     def queue(self, speaker: str, repeats: int, rng) -> list[int]:
         """The speaker's long pieces for one call in a random order of utterances (each
         utterance's pieces in order), the whole list ``repeats`` times over."""
-        mine = [i for i in self.by_speaker.get(speaker, []) if not self.pieces[i]["short_word"]
+        mine = [i for i in self.for_call(speaker) if not self.pieces[i]["short_word"]
                 and self.uses[i] < self.max_uses]
         sources: dict[str, list[int]] = {}
         for i in mine:
@@ -385,7 +412,7 @@ def main() -> None:
     split = split_speakers(info, args.seed, recipe.parts)
     entries = []
     for part in args.parts.split(","):
-        material = Material(pieces, split[part], max_uses=recipe.max_uses)
+        material = Material(pieces, split[part], max_uses=recipe.max_uses, one_session=recipe.one_session)
         entries += make_part(part, out, material, info, prints, args.seed, args.source, recipe, args.scale)
     for part in args.parts.split(","):
         mine = [e for e in entries if e["part"] == part]

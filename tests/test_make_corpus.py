@@ -1,0 +1,49 @@
+"""The corpus generator's material rules (scripts/make_corpus.py): with ``one_session`` (corpus
+v3) each speaker of a call reads from one recording session, the one with the most unused speech."""
+
+import numpy as np
+
+from scripts.make_corpus import RECIPES, Material, build_timeline
+from witness.audio import SAMPLE_RATE
+
+
+def _piece(speaker: str, chapter: str, n: int, seconds: float, short: bool = False) -> dict:
+    samples = int(seconds * SAMPLE_RATE)
+    return {"speaker": speaker, "source": f"LibriSpeech/dev-clean/{speaker}/{chapter}/{speaker}-{chapter}-{n}.flac",
+            "start": 0, "end": samples, "regions": [(0, samples)], "short_word": short, "text": "word"}
+
+
+def _material(one_session: bool) -> Material:
+    pieces = []
+    for speaker in ("a", "b"):
+        pieces += [_piece(speaker, "100", n, 4.0) for n in range(6)]  # 24 s in chapter 100
+        pieces += [_piece(speaker, "200", n, 4.0) for n in range(3)]  # 12 s in chapter 200
+        pieces += [_piece(speaker, chapter, 9, 0.4, short=True) for chapter in ("100", "200")]
+    return Material(pieces, ["a", "b"], max_uses=1, one_session=one_session)
+
+
+def _chapters(material: Material, indices) -> set[str]:
+    return {material.pieces[i]["source"].split("/")[-2] for i in indices}
+
+
+def test_one_session_takes_the_richest_chapter_then_the_next():
+    material = _material(one_session=True)
+    assert _chapters(material, material.queue("a", 1, np.random.default_rng(0))) == {"100"}
+    assert _chapters(material, material.short_words("a")) == {"100"}
+    for i in material.queue("a", 1, np.random.default_rng(0)):
+        material.uses[i] = 1  # chapter 100 used up
+    assert _chapters(material, material.queue("a", 1, np.random.default_rng(0))) == {"200"}
+    assert _chapters(material, material.queue("b", 1, np.random.default_rng(0))) == {"100"}
+
+
+def test_without_one_session_a_call_mixes_chapters():
+    material = _material(one_session=False)
+    assert _chapters(material, material.queue("a", 1, np.random.default_rng(0))) == {"100", "200"}
+
+
+def test_a_v3_call_keeps_each_speaker_in_one_chapter():
+    assert RECIPES["v3"].one_session and not RECIPES["v2"].one_session
+    material = _material(one_session=True)
+    events = build_timeline(["a", "b"], material, 120.0, 1, np.random.default_rng(3))
+    for speaker in ("a", "b"):
+        assert _chapters(material, [e["piece"] for e in events if e["speaker"] == speaker]) == {"100"}
