@@ -22,6 +22,24 @@ Answer (corpus v1 tune, 2-6-speaker calls, at 62cabc1; merges joining two people
 On wideband calls the merges scoring 4-7 mostly joined two people, hence the wideband cut of
 7 (``config.CAMPPLUS_CLUSTERING``); on narrowband ones the two kinds overlap from 2 to 8. A
 band-only cohort moved wideband scores higher still (4-7: 10 of 11 joined two people).
+
+``--second``: beside each merge, the cosine of the two clusters' centroids by the second
+voice check's model (Resemblyzer GE2E, each training row embedded again from the same window
+audio and mask; rows cached under ``--cache``/ge2e), to see whether a second model tells the
+merges that join two people from those that join one voice where CAM++'s s-norm cannot
+(narrowband, 2-8). Answer (issue 22, at 80f7b4e; ``--second --sets tune``; GE2E cosine 10th
+percentile / median / 90th (merges) of 2-6-speaker narrowband calls, two people | one voice):
+
+    s-norm   corpus v1 tune                             corpus v2 tune
+    2-4      0.83/0.91/0.95 (19) | 0.90/0.93/0.95 (4)   0.91/0.92/0.93 (5) | 0.87/0.93/0.96 (15)
+    4-5      0.89/0.90/0.92 (9)  | 0.88/0.92/0.95 (10)  0.90 (1)           | 0.87/0.93/0.97 (6)
+    5-6      0.90/0.94/0.96 (7)  | 0.87/0.91/0.94 (10)  -                  | 0.92/0.95/0.97 (9)
+    6-7      0.91/0.94/0.95 (3)  | 0.91/0.95/0.96 (11)  0.96 (1)           | 0.93/0.95/0.97 (11)
+    7-8      0.94 (2)            | 0.88/0.92/0.96 (9)   0.98 (1)           | 0.92/0.94/0.97 (13)
+
+GE2E scores the wrong merges as high as the right ones (on wideband calls its two-people
+merges sit at 0.66-0.88): no fusion of its score into the merge can separate what CAM++
+cannot, so the clustering keeps CAM++ alone.
 """
 
 from __future__ import annotations
@@ -36,17 +54,22 @@ import numpy as np
 
 from scripts.counting_sets import COHORT, CORPUS, set_items
 from scripts.measure_counting import _cohort_without, cached_windows, reference_labels
+from witness.audio import SAMPLE_RATE, load_audio
 from witness.diarize import clustering as C
 from witness.diarize.config import ClusteringConfig, config_for
+from witness.diarize.masks import embedding_masks
 from witness.diarize.pipeline import Diarizer
+from witness.diarize.segmentation import FRAMES_PER_WINDOW, WINDOW_SAMPLES, cut_windows, window_starts
 from witness.models.diarization_choice import choose_models
 
 BINS = (-np.inf, 0, 2, 4, 5, 6, 7, 8, 10, np.inf)
 
 
-def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray, cohort: np.ndarray) -> list[dict]:
+def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray, cohort: np.ndarray,
+           second: np.ndarray | None = None) -> list[dict]:
     """The s-norm merges of ``train`` after the AHC cut, down to one cluster: score, sizes,
-    cannot-link, clusters before, and whether the two clusters' reference speakers differ."""
+    cannot-link, clusters before, and whether the two clusters' reference speakers differ;
+    with ``second`` (the rows by another model, unit norm), its centroids' cosine."""
     normed = C.normalized(train.embeddings)
     _, _, labels = C.ahc_start(normed, config.threshold, config.linkage, config.min_cluster_size)
     rivals = C.rival_pairs(train)
@@ -59,6 +82,9 @@ def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray
         sizes = [int((labels == a).sum()), int((labels == b).sum())]
         steps.append({"k": int(labels.max()) + 1, "score": score, "sizes": sizes, "linked": linked,
                       "two_people": bool(owner[0] != owner[1] and min(owner) >= 0)})
+        if second is not None:
+            ca, cb = (C.normalized(second[labels == c].mean(axis=0)) for c in (a, b))
+            steps[-1]["second"] = float(ca @ cb)
         labels = C.joined(labels, a, b)
     return steps
 
@@ -89,12 +115,38 @@ def band_cohort(item, cohort_name: str) -> np.ndarray:
     return C.load_cohort(cohort_name)[np.array(keep)]
 
 
+def second_rows(diarizer: Diarizer, item, windows, train: C.TrainingSet, cache: Path) -> np.ndarray:
+    """(n, 256) unit (or zero) rows: each training row of ``train`` embedded by GE2E from the same window
+    audio and frame mask CAM++ had, cached in ``cache``/ge2e."""
+    path = cache / "ge2e" / item.set / f"{item.name}-{item.wav.stat().st_size}.npy"
+    if not path.exists():
+        signal = load_audio(item.wav).samples
+        min_clean = FRAMES_PER_WINDOW * diarizer.embedder.min_clean_seconds * SAMPLE_RATE / WINDOW_SAMPLES
+        masks, _ = embedding_masks(windows.segmentations.data, min_clean)
+        step = int(round(diarizer.config.segmentation.window_step * SAMPLE_RATE))
+        starts = np.asarray(window_starts(len(signal), step))[train.chunk_idx]
+        rows = np.concatenate([diarizer.second.embed(cut_windows(signal, starts[i:i + 32]),
+                                                     masks[train.chunk_idx[i:i + 32], train.speaker_idx[i:i + 32]])
+                               for i in range(0, len(starts), 32)])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, rows)
+    rows = np.nan_to_num(np.load(path))  # a row too short to embed counts for nothing
+    return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+
+
+def _spread(values: list[float]) -> str:
+    if not values:
+        return "-"
+    return "/".join(f"{v:.2f}" for v in np.percentile(values, [10, 50, 90])) + f" ({len(values)})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="tune", help="comma-separated: dev, tune, check")
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/witness-counting-cache"))
     parser.add_argument("--band-cohort", action="store_true", help="the cohort rows of the call's own band only")
+    parser.add_argument("--second", action="store_true", help="also GE2E's cosine of each merge's two clusters")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per call")
     args = parser.parse_args()
     models = choose_models("campplus")
@@ -104,6 +156,7 @@ def main() -> None:
     items = [item for name in args.sets.split(",")
              for item in set_items(name, args.corpus, args.cache)]
     table: dict[str, np.ndarray] = {}
+    second: dict[tuple[str, int, bool], list[float]] = {}
     for item in items:
         windows = cached_windows(diarizer, item, args.cache)
         train = C.filter_embeddings(windows.embeddings, windows.segmentations, clustering.min_active_ratio)
@@ -112,12 +165,16 @@ def main() -> None:
             continue
         with contextlib.nullcontext() if args.band_cohort else _cohort_without(item, clustering.cohort):
             cohort = band_cohort(item, clustering.cohort) if args.band_cohort else C.load_cohort(clustering.cohort)
-            steps = merges(train, clustering, reference, cohort)
+            rows = second_rows(diarizer, item, windows, train, args.cache) if args.second else None
+            steps = merges(train, clustering, reference, cohort, rows)
         band = "wideband" if item.band == "wide" else "narrowband"
         counts = table.setdefault(band, np.zeros((2, len(BINS) - 1), dtype=np.int64))
         if 2 <= item.speakers <= 6:
             for s in steps:
                 counts[int(s["two_people"]), np.searchsorted(BINS, s["score"], side="right") - 1] += 1
+                if "second" in s:
+                    key = (band, int(np.searchsorted(BINS, s["score"], side="right") - 1), s["two_people"])
+                    second.setdefault(key, []).append(s["second"])
         if args.verbose:
             last = " ".join(f"{s['score']:.1f}{'L' if s['linked'] else ''}{'*' if s['two_people'] else ''}"
                             f"({s['sizes'][0]},{s['sizes'][1]})" for s in steps[-6:])
@@ -128,6 +185,13 @@ def main() -> None:
     print(f"  {'':12s}" + "".join(f"{f'{a:g}..{b:g}':>9s}" for a, b in zip(BINS, BINS[1:])))
     for band, counts in sorted(table.items()):
         print(f"  {band:12s}" + "".join(f"{f'{w}/{w + r}':>9s}" for r, w in counts.T))
+    if second:
+        print("GE2E centroid cosine, 10th percentile/median/90th (merges): two people | one voice")
+        for band in sorted(table):
+            for k, (a, b) in enumerate(zip(BINS, BINS[1:])):
+                two, one = second.get((band, k, True), []), second.get((band, k, False), [])
+                if two or one:
+                    print(f"  {band:12s} s-norm {f'{a:g}..{b:g}':>9s}  {_spread(two):>24s} | {_spread(one)}")
 
 
 if __name__ == "__main__":

@@ -166,6 +166,10 @@ the tune parts' narrowband rows without each scored call's speakers. At the ship
 lone voices split (onevoice-tune 16 -> 15 of 20, 5.5% -> 8.4%; muted-tune 14.9% -> 16.8%); NAP 20
 v1 71 26.1%, v2 14 20.8% (muted-tune 14.9% -> 17.4%); re-cut AHC 0.5-0.55 and s-norm 4-6 no better.
 
+Measured and dropped: a second model's score in the merge (``scripts/merge_scores.py --second``):
+GE2E's centroid cosine of the narrowband merges scoring 2-8 is 0.83-0.98 whether they join two
+people or one voice (v1 and v2 tune), so it cannot part what CAM++'s s-norm cannot.
+
 Measured and dropped: VBx counting again where that rule hears one voice in a call under 60 s
 (tune parts v1+v2: 2-4-speaker calls right 91 -> 93 of 116) split lone voices (``--sets
 onevoice-tune``: 71 -> 36 of 77 heard as one) and refused a 45 s enrolment as two voices."""
