@@ -10,6 +10,14 @@ named .wav). LibriSpeech is CC BY 4.0 (openslr.org/12); sexes come from its SPEA
 
     git clone https://github.com/felixbastian/Speaker_partition_module /work/corpus-src/Speaker_partition_module
 
+More readers with human transcripts were looked for (2026-11-28); none could be brought here.
+Ironmomo/SpeakerVerificationBA (commit 2dd9e41) holds all 40 dev-clean readers' ``trans.txt``
+and SPEAKERS.TXT, but its FLACs are Git LFS pointers. shamoons/pytorch-lstm-audio lists
+dev-clean FLACs under ``data/dev-clean`` (the 20 readers v2 lacks would pair with those
+transcripts), but its 670 MB snapshot is over the 500 MiB the fetch tool brings (content
+unchecked). Path searches found no test-clean, dev-other, test-other, LibriTTS, VCTK or CMU
+ARCTIC copy.
+
 Each recording is cut into pieces at its pauses, and each piece's text is the human words it
 holds. Where those words fall in time comes from Whisper tiny.en's timed words matched to the
 human transcript (difflib): a pause becomes a cut only where the human words on both sides of
