@@ -236,14 +236,21 @@ def cohort_rows(diarizer: Diarizer, items: list[Item], cache: Path, group: int):
     rows, sources = [], []
     for item in items:
         embeddings, labels, _, names = reference_labels(cached_windows(diarizer, item, cache), item)
-        for k, name in enumerate(names):
-            own = normalized(embeddings[labels == k])
-            if len(own) < group // 2:
-                continue
-            for part in np.array_split(own, max(1, len(own) // group)):
-                rows.append(normalized(part.mean(0)).astype(np.float32))
-                sources.append((item.name, name))
+        for row, name in speaker_groups(embeddings, labels, names, group):
+            rows.append(row)
+            sources.append((item.name, name))
     return np.stack(rows), sources
+
+
+def speaker_groups(embeddings: np.ndarray, labels: np.ndarray, names: list[str], group: int):
+    """(unit centroid float32, speaker name) of each run of about ``group`` consecutive
+    ``embeddings`` of one reference speaker (``labels`` indexing ``names``, -1 unclear)."""
+    for k, name in enumerate(names):
+        own = normalized(embeddings[labels == k])
+        if len(own) < group // 2:
+            continue
+        for part in np.array_split(own, max(1, len(own) // group)):
+            yield normalized(part.mean(0)).astype(np.float32), name
 
 
 def write_cohort(diarizer: Diarizer, items: list[Item], cache: Path, corpus: Path, group: int) -> None:

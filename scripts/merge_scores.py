@@ -40,6 +40,31 @@ percentile / median / 90th (merges) of 2-6-speaker narrowband calls, two people 
 GE2E scores the wrong merges as high as the right ones (on wideband calls its two-people
 merges sit at 0.66-0.88): no fusion of its score into the merge can separate what CAM++
 cannot, so the clustering keeps CAM++ alone.
+
+``--fused W,...``: each merge chosen and scored by CAM++'s s-norm + w x GE2E's adaptive s-norm
+(GE2E cohort made from the default corpus's tune part as CAM++'s is, ``--cohort-cache`` its
+``--cache``; a call's own speakers left out). Answer (issue 22, at a1cacf6; ``--sets tune``, v2
+with ``--cohort-cache`` of v1; AUC: chance a one-voice merge of a 2-6-speaker call scores above
+a two-people one; right: 2-4-speaker calls stopped at their true count by the best single cut,
+at this stage, before unmixing, split and second voice):
+
+    w      v1 narrowband        v2 narrowband        v1 wideband          v2 wideband
+    0      0.884  40/65 (4.26)  0.900  15/24 (3.03)  0.958  25/27 (7.30)  0.949  3/4
+    0.25   0.913  40/65 (5.93)  0.899  14/24 (2.94)  0.958  24/27         0.949  3/4
+    0.5    0.920  40/65 (6.79)  0.896  15/24 (4.33)  0.958  24/27         0.949  3/4
+    1      0.915  40/65 (7.09)  0.893  15/24 (4.74)  0.952  24/27         0.962  3/4
+    2      0.912  39/65 (11.7)  0.891  14/24 (7.55)  0.942  22/27         0.974  4/4
+
+Each corpus alone gains nothing at its own best cut; the gain is that one cut serves both: v1+v2
+narrowband 2-4-speaker calls at one shared cut (89 calls; v1 | v2 at the cut named):
+
+    cut     2   3   4   5   6   7   8      w 0 cut 5 (shipped): 38 | 11
+    w 0     42  50  49  49  43  40  39     w 0.5 cut 5:         39 | 14
+    w 0.5   33  41  51  53  51  50  44     w 1 cut 7:           40 | 14
+    w 1     28  35  43  45  51  54  50
+
+Wideband gains nothing. A lead for the merge (+4 calls at this stage), not yet a rule: the full
+replay (split, second voice, DER), the guards and GE2E's CPU per window remain to be measured.
 """
 
 from __future__ import annotations
@@ -53,10 +78,11 @@ from pathlib import Path
 import numpy as np
 
 from scripts.counting_sets import COHORT, CORPUS, set_items
-from scripts.measure_counting import _cohort_without, cached_windows, reference_labels
+from scripts.measure_counting import _cohort_without, cached_windows, reference_labels, speaker_groups
 from witness.audio import SAMPLE_RATE, load_audio
 from witness.diarize import clustering as C
 from witness.diarize.config import ClusteringConfig, config_for
+from witness.diarize.assign import label_centroids
 from witness.diarize.masks import embedding_masks
 from witness.diarize.pipeline import Diarizer
 from witness.diarize.segmentation import FRAMES_PER_WINDOW, WINDOW_SAMPLES, cut_windows, window_starts
@@ -66,17 +92,22 @@ BINS = (-np.inf, 0, 2, 4, 5, 6, 7, 8, 10, np.inf)
 
 
 def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray, cohort: np.ndarray,
-           second: np.ndarray | None = None) -> list[dict]:
+           second: np.ndarray | None = None, fused: tuple[np.ndarray, float] | None = None) -> list[dict]:
     """The s-norm merges of ``train`` after the AHC cut, down to one cluster: score, sizes,
     cannot-link, clusters before, and whether the two clusters' reference speakers differ;
-    with ``second`` (the rows by another model, unit norm), its centroids' cosine."""
+    with ``second`` (the rows by another model, unit norm), its centroids' cosine; with
+    ``fused`` (that model's cohort, weight w) each merge is chosen and scored by CAM++'s
+    s-norm + w x the second model's s-norm."""
     normed = C.normalized(train.embeddings)
     _, _, labels = C.ahc_start(normed, config.threshold, config.linkage, config.min_cluster_size)
     rivals = C.rival_pairs(train)
     merge = C.ScoreMerge(cohort, config.cohort_top, config.snorm_threshold, config.cannot_link_penalty)
     steps = []
     while labels.max() + 1 > 1:
-        a, b, score, linked = C.next_merge(normed, labels, merge, rivals)
+        if fused is None:
+            a, b, score, linked = C.next_merge(normed, labels, merge, rivals)
+        else:
+            a, b, score, linked = fused_merge(normed, second, labels, merge, rivals, *fused)
         owner = [np.bincount(reference[(labels == c) & (reference >= 0)]).argmax()
                  if ((labels == c) & (reference >= 0)).any() else -1 for c in (a, b)]
         sizes = [int((labels == a).sum()), int((labels == b).sum())]
@@ -87,6 +118,54 @@ def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray
             steps[-1]["second"] = float(ca @ cb)
         labels = C.joined(labels, a, b)
     return steps
+
+
+def fused_merge(normed: np.ndarray, second: np.ndarray, labels: np.ndarray, merge: C.ScoreMerge,
+                rivals: np.ndarray, second_cohort: np.ndarray, weight: float) -> tuple[int, int, float, bool]:
+    """``clustering.next_merge`` by CAM++'s s-norm + ``weight`` x the second model's s-norm."""
+    k = int(labels.max()) + 1
+    scores = C.snorm_scores(C.normalized(label_centroids(normed, labels, k)), merge.cohort, merge.top)
+    centroids = label_centroids(second, labels, k)
+    centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
+    scores += weight * C.snorm_scores(centroids, second_cohort, merge.top)
+    linked = C._linked(labels, rivals, k)
+    scores -= merge.penalty * linked
+    np.fill_diagonal(scores, -np.inf)
+    a, b = np.unravel_index(np.argmax(scores), scores.shape)
+    return int(a), int(b), float(scores[a, b]), bool(linked[a, b])
+
+
+def best_cut(calls: list[tuple[int, list[dict]]]) -> tuple[int, float]:
+    """The cut (merge while score > cut) that stops most ``calls`` ((true count, steps)) at their
+    true count, and how many it stops there."""
+    cuts = sorted({s["score"] for _, steps in calls for s in steps})
+    cuts = [c - 1e-9 for c in cuts] + [cuts[-1] + 1] if cuts else [0.0]
+    right = [sum(next((s["k"] for s in steps if s["score"] <= cut), 1) == true for true, steps in calls)
+             for cut in cuts]
+    return int(max(right)), float(cuts[int(np.argmax(right))])
+
+
+def auc(two: list[float], one: list[float]) -> float:
+    """Chance that a one-voice merge scores above a two-people merge (ties half)."""
+    if not two or not one:
+        return float("nan")
+    a, b = np.asarray(one)[:, None], np.asarray(two)[None, :]
+    return float((a > b).mean() + 0.5 * (a == b).mean())
+
+
+def second_cohort(diarizer: Diarizer, items: list, cache: Path, group: int = 8) -> tuple[np.ndarray, list[str]]:
+    """The second model's cohort made as ``measure_counting.write_cohort`` makes CAM++'s (the
+    tune calls' rows, ``group`` per centroid), with each row's speaker."""
+    rows, speakers = [], []
+    for item in items:
+        windows = cached_windows(diarizer, item, cache)
+        train = C.filter_embeddings(windows.embeddings, windows.segmentations,
+                                    diarizer.config.clustering.min_active_ratio)
+        _, reference, _, names = reference_labels(windows, item)
+        for row, name in speaker_groups(second_rows(diarizer, item, windows, train, cache), reference, names, group):
+            rows.append(row)
+            speakers.append(name)
+    return C.normalized(np.stack(rows)), speakers
 
 
 def right_cuts(steps: list[dict], true: int) -> list[tuple[float, float]]:
@@ -147,6 +226,12 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/witness-counting-cache"))
     parser.add_argument("--band-cohort", action="store_true", help="the cohort rows of the call's own band only")
     parser.add_argument("--second", action="store_true", help="also GE2E's cosine of each merge's two clusters")
+    parser.add_argument("--fused", help="comma-separated weights w: merge by CAM++ s-norm + w x GE2E s-norm "
+                        "(GE2E cohort from the default corpus's tune part, a call's own speakers left out); per w and band: "
+                        "AUC of one-voice over two-people merges and calls stopped at their true count "
+                        "by the best single cut")
+    parser.add_argument("--cohort-cache", type=Path, help="--cache of the default corpus (whose tune part "
+                        "made CAM++'s cohort), for --fused's GE2E cohort; default --cache")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per call")
     args = parser.parse_args()
     models = choose_models("campplus")
@@ -155,6 +240,10 @@ def main() -> None:
     diarizer = Diarizer(replace(models, vad=None), config)
     items = [item for name in args.sets.split(",")
              for item in set_items(name, args.corpus, args.cache)]
+    if args.fused:
+        args.cohort_cache = args.cohort_cache or args.cache
+        fused_study(diarizer, items, args, [float(w) for w in args.fused.split(",")])
+        return
     table: dict[str, np.ndarray] = {}
     second: dict[tuple[str, int, bool], list[float]] = {}
     for item in items:
@@ -192,6 +281,34 @@ def main() -> None:
                 two, one = second.get((band, k, True), []), second.get((band, k, False), [])
                 if two or one:
                     print(f"  {band:12s} s-norm {f'{a:g}..{b:g}':>9s}  {_spread(two):>24s} | {_spread(one)}")
+
+
+def fused_study(diarizer: Diarizer, items: list, args, weights: list[float]) -> None:
+    """``--fused``: per weight and band, the merges' AUC and the calls right at the best cut."""
+    clustering = diarizer.config.clustering
+    cohort, speakers = second_cohort(diarizer, set_items("tune", CORPUS, args.cohort_cache), args.cohort_cache)
+    found: dict[tuple[float, str], list] = {}
+    for item in items:
+        windows = cached_windows(diarizer, item, args.cache)
+        train = C.filter_embeddings(windows.embeddings, windows.segmentations, clustering.min_active_ratio)
+        _, reference, _, _ = reference_labels(windows, item)
+        if len(train.embeddings) < 2:
+            continue
+        rows = second_rows(diarizer, item, windows, train, args.cache)
+        own = {t.speaker for t in item.reference}
+        kept = cohort[[s not in own for s in speakers]]
+        band = "wideband" if item.band == "wide" else "narrowband"
+        with _cohort_without(item, clustering.cohort):
+            for w in weights:
+                steps = merges(train, clustering, reference, C.load_cohort(clustering.cohort), rows, (kept, w))
+                found.setdefault((w, band), []).append((item.speakers, steps))
+    print("w     band        AUC (2-6 spk merges: one voice above two people)  right at best cut (2-4 spk calls)")
+    for (w, band), calls in sorted(found.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        merged = [s for true, steps in calls if 2 <= true <= 6 for s in steps]
+        area = auc([s["score"] for s in merged if s["two_people"]], [s["score"] for s in merged if not s["two_people"]])
+        few = [c for c in calls if 2 <= c[0] <= 4]
+        right, cut = best_cut(few)
+        print(f"{w:<5g} {band:11s} {area:.3f} ({len(merged)} merges)   {right}/{len(few)} at cut {cut:.2f}")
 
 
 if __name__ == "__main__":
