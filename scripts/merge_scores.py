@@ -63,6 +63,8 @@ narrowband 2-4-speaker calls at one shared cut (89 calls; v1 | v2 at the cut nam
     w 0.5   33  41  51  53  51  50  44     w 1 cut 7:           40 | 14
     w 1     28  35  43  45  51  54  50
 
+Guard at the same stage, v2 onevoice-tune (one voice alone, 20 calls): kept as one 16/20 at
+w 0 cut 5, w 0.5 cut 5 and w 1 cut 7 alike (the split ones found 2,2,4,3 -> 2,2,2,2 fused).
 Wideband gains nothing. A lead for the merge (+4 calls at this stage), not yet a rule: the full
 replay (split, second voice, DER), the guards and GE2E's CPU per window remain to be measured.
 """
