@@ -37,9 +37,9 @@ percentile / median / 90th (merges) of 2-6-speaker narrowband calls, two people 
     6-7      0.91/0.94/0.95 (3)  | 0.91/0.95/0.96 (11)  0.96 (1)           | 0.93/0.95/0.97 (11)
     7-8      0.94 (2)            | 0.88/0.92/0.96 (9)   0.98 (1)           | 0.92/0.94/0.97 (13)
 
-GE2E scores the wrong merges as high as the right ones (on wideband calls its two-people
-merges sit at 0.66-0.88): no fusion of its score into the merge can separate what CAM++
-cannot, so the clustering keeps CAM++ alone.
+GE2E's cosine alone scores the wrong merges as high as the right ones (on wideband calls its
+two-people merges sit at 0.66-0.88); its s-norm added to CAM++'s orders them a little better
+(``--fused``, below).
 
 ``--fused W,...``: each merge chosen and scored by CAM++'s s-norm + w x GE2E's adaptive s-norm
 (GE2E cohort made from the default corpus's tune part as CAM++'s is, ``--cohort-cache`` its
@@ -215,6 +215,17 @@ def second_rows(diarizer: Diarizer, item, windows, train: C.TrainingSet, cache: 
     return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
 
 
+def clustered_calls(diarizer: Diarizer, items: list, cache: Path):
+    """(item, windows, training set, reference label per training row) of each call with at
+    least two training embeddings, from ``cache``."""
+    for item in items:
+        windows = cached_windows(diarizer, item, cache)
+        train = C.filter_embeddings(windows.embeddings, windows.segmentations,
+                                    diarizer.config.clustering.min_active_ratio)
+        if len(train.embeddings) >= 2:
+            yield item, windows, train, reference_labels(windows, item)[1]
+
+
 def _spread(values: list[float]) -> str:
     if not values:
         return "-"
@@ -248,12 +259,7 @@ def main() -> None:
         return
     table: dict[str, np.ndarray] = {}
     second: dict[tuple[str, int, bool], list[float]] = {}
-    for item in items:
-        windows = cached_windows(diarizer, item, args.cache)
-        train = C.filter_embeddings(windows.embeddings, windows.segmentations, clustering.min_active_ratio)
-        _, reference, _, _ = reference_labels(windows, item)
-        if len(train.embeddings) < 2:
-            continue
+    for item, windows, train, reference in clustered_calls(diarizer, items, args.cache):
         with contextlib.nullcontext() if args.band_cohort else _cohort_without(item, clustering.cohort):
             cohort = band_cohort(item, clustering.cohort) if args.band_cohort else C.load_cohort(clustering.cohort)
             rows = second_rows(diarizer, item, windows, train, args.cache) if args.second else None
@@ -290,12 +296,7 @@ def fused_study(diarizer: Diarizer, items: list, args, weights: list[float]) -> 
     clustering = diarizer.config.clustering
     cohort, speakers = second_cohort(diarizer, set_items("tune", CORPUS, args.cohort_cache), args.cohort_cache)
     found: dict[tuple[float, str], list] = {}
-    for item in items:
-        windows = cached_windows(diarizer, item, args.cache)
-        train = C.filter_embeddings(windows.embeddings, windows.segmentations, clustering.min_active_ratio)
-        _, reference, _, _ = reference_labels(windows, item)
-        if len(train.embeddings) < 2:
-            continue
+    for item, windows, train, reference in clustered_calls(diarizer, items, args.cache):
         rows = second_rows(diarizer, item, windows, train, args.cache)
         own = {t.speaker for t in item.reference}
         kept = cohort[[s not in own for s in speakers]]

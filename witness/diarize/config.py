@@ -168,7 +168,7 @@ v1 71 26.1%, v2 14 20.8% (muted-tune 14.9% -> 17.4%); re-cut AHC 0.5-0.55 and s-
 
 Measured and dropped: a second model's score in the merge (``scripts/merge_scores.py --second``):
 GE2E's centroid cosine of the narrowband merges scoring 2-8 is 0.83-0.98 whether they join two
-people or one voice (v1 and v2 tune), so it cannot part what CAM++'s s-norm cannot. Its s-norm
+people or one voice (v1 and v2 tune): alone it cannot part what CAM++'s s-norm cannot. Its s-norm
 added to CAM++'s (``--fused``, GE2E cohort from v1 tune) orders the narrowband merges a little
 better and, at the clustering stage only, stops more v1+v2 tune narrowband 2-4-speaker calls at
 their count (w 0.5 cut 5: 53 of 89 vs 49 at the shipped cut): an untested lead (not in the
