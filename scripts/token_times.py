@@ -57,6 +57,7 @@ import argparse
 import pickle
 import sys
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -65,14 +66,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scripts.end_to_end import CALLS  # noqa: E402
+from scripts.measure_merge import wder as merge_wder  # noqa: E402
+from witness.diarize.embedding import CamPlusPlusEmbedder  # noqa: E402
 from witness.asr.whisper import WhisperEngine, WhisperOptions  # noqa: E402
 from witness.asr.words import TOKEN_LAG, monotonic  # noqa: E402
 from witness.audio import load_audio  # noqa: E402
 from witness.evaluate.stm import read_stm  # noqa: E402
-from witness.evaluate.wder import score_words  # noqa: E402
-from witness.evaluate.words import words_from_stm, words_from_transcript  # noqa: E402
 from witness.merge import MergeOptions, merge  # noqa: E402
+from witness.models.diarization_choice import choose_models  # noqa: E402
 from witness.models.whisper_models import resolve_model, resolve_vad  # noqa: E402
+from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices  # noqa: E402
 from witness.transcript import Word, read_transcript  # noqa: E402
 
 FRAME = 512 / 16000  # one Silero VAD probability per 32 ms
@@ -328,12 +331,18 @@ def reference_edges(calls: dict[str, Path], decoded: dict[str, Decoded], fixes: 
 
 
 def wder(call: Path, turns_dir: Path, words: list[Word], voices) -> tuple[float, float]:
+    """WDER of ``words`` merged with the turns in ``turns_dir``: each digit a word, runs joined."""
     transcript = read_transcript(turns_dir / f"{call.stem}.json")
     options = MergeOptions(second_opinion=voices is not None)
     merged = merge([replace(w, speaker=None) for w in words], transcript.exclusive_turns, options, voices)
-    ref = words_from_stm(read_stm(call.with_suffix(".stm")))
-    hyp = words_from_transcript(replace(transcript, utterances=merged.utterances))
-    return score_words(ref, hyp, digits="each")[1].wder, score_words(ref, hyp)[1].wder
+    joined, each = merge_wder(transcript, call.with_suffix(".stm"), merged.utterances)
+    return each, joined
+
+
+@lru_cache(maxsize=1)
+def _opinion_embed():
+    model = choose_models(opinion=MergeOptions().opinion_precision).opinion
+    return CamPlusPlusEmbedder(model, min_clean_seconds=OPINION_MIN_SECONDS).embed
 
 
 def centroid_voices(call: Path, folder: Path):
@@ -341,14 +350,7 @@ def centroid_voices(call: Path, folder: Path):
     path = folder / f"{call.stem}.npz"
     if not path.exists():
         return None
-    from witness.diarize.embedding import CamPlusPlusEmbedder
-    from witness.models.diarization_choice import choose_models
-    from witness.opinion import OPINION_MIN_SECONDS, CentroidVoices
-    global _EMBED
-    if "_EMBED" not in globals():
-        model = choose_models(opinion=MergeOptions().opinion_precision).opinion
-        _EMBED = CamPlusPlusEmbedder(model, min_clean_seconds=OPINION_MIN_SECONDS).embed
-    return CentroidVoices(load_audio(call).samples, _EMBED, dict(np.load(path)))
+    return CentroidVoices(load_audio(call).samples, _opinion_embed(), dict(np.load(path)))
 
 
 def main() -> None:
