@@ -93,10 +93,11 @@ from witness.models.diarization_choice import choose_models
 BINS = (-np.inf, 0, 2, 4, 5, 6, 7, 8, 10, np.inf)
 
 
-def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray, cohort: np.ndarray,
+def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray | None, cohort: np.ndarray,
            second: np.ndarray | None = None, fused: tuple[np.ndarray, float] | None = None) -> list[dict]:
     """The s-norm merges of ``train`` after the AHC cut, down to one cluster: score, sizes,
-    cannot-link, clusters before, and whether the two clusters' reference speakers differ;
+    cannot-link, clusters before, and whether the two clusters' reference speakers differ
+    (``reference``: a speaker index per row, -1 unclear; None: not asked);
     with ``second`` (the rows by another model, unit norm), its centroids' cosine; with
     ``fused`` (that model's cohort, weight w) each merge is chosen and scored by CAM++'s
     s-norm + w x the second model's s-norm."""
@@ -111,7 +112,7 @@ def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray
         else:
             a, b, score, linked = fused_merge(normed, second, labels, merge, rivals, *fused)
         owner = [np.bincount(reference[(labels == c) & (reference >= 0)]).argmax()
-                 if ((labels == c) & (reference >= 0)).any() else -1 for c in (a, b)]
+                 if reference is not None and ((labels == c) & (reference >= 0)).any() else -1 for c in (a, b)]
         sizes = [int((labels == a).sum()), int((labels == b).sum())]
         steps.append({"k": int(labels.max()) + 1, "score": score, "sizes": sizes, "linked": linked,
                       "two_people": bool(owner[0] != owner[1] and min(owner) >= 0)})

@@ -39,10 +39,10 @@ import numpy as np
 
 from scripts.counting_sets import CORPUS, set_items
 from scripts.measure_counting import PieceCache, _cohort_without, cached_windows
+from scripts.merge_scores import merges
 from witness.audio import load_audio
 from scripts.diarization_cases import der_parts
-from witness.diarize.clustering import (ahc_start, filter_embeddings, joined, load_cohort, next_merge, normalized,
-                                        rival_pairs, score_merge, snorm_scores)
+from witness.diarize.clustering import filter_embeddings, load_cohort, normalized, rival_pairs, score_merge, snorm_scores
 from witness.diarize.config import SpeakerBounds, config_for
 from witness.diarize.pipeline import Diarizer
 from witness.diarize.second_voice import CAM_COSINE, GE2E_COSINE, MIN_TURNS, centroid_cosine, group_centroids, two_means
@@ -67,11 +67,9 @@ def last_merge(diarizer: Diarizer, windows, signal: np.ndarray) -> dict:
     got.update(windows=len(set(train.chunk_idx.tolist())), rival_windows=len(set(train.chunk_idx[rivals[:, 0]].tolist())))
     if len(rivals):
         got["rival_cosine"] = float(np.mean(np.sum(normed[rivals[:, 0]] * normed[rivals[:, 1]], axis=1)))
-    _, _, labels = ahc_start(normed, clustering.threshold, clustering.linkage, clustering.min_cluster_size)
-    merge = score_merge(clustering)
-    while labels.max() + 1 > 1:
-        a, b, got["last_merge"], got["linked"] = next_merge(normed, labels, merge, rivals)
-        labels = joined(labels, a, b)
+    steps = merges(train, clustering, None, score_merge(clustering).cohort)
+    if steps:
+        got.update(last_merge=steps[-1]["score"], linked=steps[-1]["linked"])
     return got
 
 
