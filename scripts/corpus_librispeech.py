@@ -18,6 +18,18 @@ transcripts), but its 670 MB snapshot is over the 500 MiB the fetch tool brings 
 unchecked). Path searches found no test-clean, dev-other, test-other, LibriTTS, VCTK or CMU
 ARCTIC copy.
 
+A second search (2026-11-28, issue 22: >= 6 new readers with >= 3 min each wanted) found none:
+dev-clean + test-clean as WAV with trans.txt in RomansWorks/AIND-VUI-Capstone-DS (Git LFS pointers)
+and Sparsha-M/Speech-Recognition (1.8 GB snapshot, over the limit); VCTK (CC BY 4.0) only as one
+reader, p239 (503 utterances, 26 min, txt beside) in avgaydashenko/speech-recognition-hw commit
+68ae136, 12 utterances in LounesAl/WaveNet, 4 readers x 10 without text in auspicious3000/autovc;
+no CMU ARCTIC or LibriTTS speaker folder (paths, prompt files and READMEs searched;
+nithinyanna10/accent-rvc-mvp stores only the README of its ARCTIC and L2-ARCTIC (CC BY-NC)
+folders); Jakobovski/free-spoken-digit-dataset (CC BY-SA 4.0) has 6 readers of 175-287 s, but
+isolated digits at 8 kHz, not the shape of a call; Earnings-21/22 (real calls) in
+revdotcom/speech-datasets are LFS pointers or files over 4 MiB. Neither the PyPI list nor apt-cache
+names a package that ships such speech.
+
 Each recording is cut into pieces at its pauses, and each piece's text is the human words it
 holds. Where those words fall in time comes from Whisper tiny.en's timed words matched to the
 human transcript (difflib): a pause becomes a cut only where the human words on both sides of
