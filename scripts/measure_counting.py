@@ -12,6 +12,9 @@ embeds the long turns again each time) and scoring.
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --snorm-thresholds 4,6 --penalties 0,3
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --wideband-snorm-thresholds none,6,7
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --write-cohort    # the shipped cohort
+    PYTHONPATH=. python scripts/measure_counting.py --sets tune --write-cohort --second   # GE2E's
+    PYTHONPATH=. python scripts/measure_counting.py --sets tune --second-weights 0,0.5,1 \
+        --second-snorm-thresholds 5,7    # GE2E's s-norm added to the merge (narrowband audio)
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --methods vbx --fas 0.07 --fbs 3 \
         --plda-rows /tmp/plda-rows.npz       # VBx; each tune call with a PLDA trained without its speakers
     PYTHONPATH=. python scripts/measure_counting.py --sets check -v               # the verdict
@@ -230,16 +233,37 @@ def print_scores(diarizer: Diarizer, items: list[Item], cache: Path) -> None:
               f"{sum(x < 0 for x in m):>22d} of {len(m)}")
 
 
-def cohort_rows(diarizer: Diarizer, items: list[Item], cache: Path, group: int):
+def cohort_rows(diarizer: Diarizer, items: list[Item], cache: Path, group: int, second: bool = False):
     """Cohort rows (m, dim) float32: unit centroids of about ``group`` consecutive embeddings
-    of one reference speaker in one call, and (call, speaker) per row."""
+    of one reference speaker in one call, and (call, speaker) per row; with ``second``, of the
+    second model's (GE2E) rows of the same embeddings (``with_second``)."""
     rows, sources = [], []
     for item in items:
-        embeddings, labels, _, names = reference_labels(cached_windows(diarizer, item, cache), item)
+        windows = cached_windows(diarizer, item, cache)
+        embeddings, labels, _, names = reference_labels(windows, item)
+        if second:
+            train = filter_embeddings(windows.embeddings, windows.segmentations)
+            embeddings = clustering_module.second_rows(with_second(diarizer, item, windows, cache).second, train)
         for row, name in speaker_groups(embeddings, labels, names, group):
             rows.append(row)
             sources.append((item.name, name))
     return np.stack(rows), sources
+
+
+def with_second(diarizer: Diarizer, item: Item, windows: WindowEmbeddings, cache: Path) -> WindowEmbeddings:
+    """``windows`` with the second model's (GE2E) rows of its training embeddings
+    (``Diarizer.second_embeddings``), cached in ``cache``/ge2e in training order."""
+    clustering = diarizer.config.clustering
+    train = filter_embeddings(windows.embeddings, windows.segmentations, clustering.min_active_ratio)
+    path = cache / "ge2e" / item.set / f"{item.name}-{item.wav.stat().st_size}.npy"
+    if not path.exists():
+        second = diarizer.second_embeddings(windows, load_audio(item.wav).samples, clustering)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, second[train.chunk_idx, train.speaker_idx])
+    rows = np.load(path)
+    second = np.full(windows.embeddings.shape[:2] + rows.shape[1:], np.nan, dtype=np.float32)
+    second[train.chunk_idx, train.speaker_idx] = rows
+    return replace(windows, second=second)
 
 
 def speaker_groups(embeddings: np.ndarray, labels: np.ndarray, names: list[str], group: int):
@@ -253,25 +277,32 @@ def speaker_groups(embeddings: np.ndarray, labels: np.ndarray, names: list[str],
             yield normalized(part.mean(0)).astype(np.float32), name
 
 
-def write_cohort(diarizer: Diarizer, items: list[Item], cache: Path, corpus: Path, group: int) -> None:
-    """The shipped cohort (witness/diarize/data/campplus_cohort.npy) and its provenance."""
-    rows, sources = cohort_rows(diarizer, items, cache, group)
+def write_cohort(diarizer: Diarizer, items: list[Item], cache: Path, corpus: Path, group: int,
+                 second: bool = False) -> None:
+    """The shipped cohort (witness/diarize/data/campplus_cohort.npy, with ``second``
+    ge2e_cohort.npy: the second model's rows, ``cohort_rows``) and its provenance."""
+    rows, sources = cohort_rows(diarizer, items, cache, group, second)
+    name, model = ("ge2e_cohort", "Resemblyzer GE2E") if second else ("campplus_cohort", "CAM++")
+    again = ("; each training embedding embedded again by GE2E from the same window audio and frame mask "
+             "(pipeline.Diarizer.second_embeddings)") if second else ""
     COHORT.mkdir(parents=True, exist_ok=True)
-    np.save(COHORT / "campplus_cohort.npy", rows.astype(np.float16))
+    np.save(COHORT / f"{name}.npy", rows.astype(np.float16))
     index = json.loads((corpus / "index.json").read_text())
     provenance = {
-        "what": "CAM++ cohort for adaptive s-norm of cluster centroid scores (witness.diarize.clustering)",
-        "made_by": f"scripts/measure_counting.py --sets tune --write-cohort --group {group}",
+        "what": f"{model} cohort for adaptive s-norm of cluster centroid scores (witness.diarize.clustering)",
+        "made_by": f"scripts/measure_counting.py --sets tune --write-cohort{' --second' if second else ''} "
+                   f"--group {group}",
         "corpus": {"version": index.get("version"), "seed": index.get("seed"), "part": "tune",
                    "generator": "scripts/make_corpus.py", "speakers": index["parts"]["tune"]},
-        "method": (f"segmentation-3.0 (fp32) + CAM++ window embeddings as the pipeline computes them; "
+        "method": (f"segmentation-3.0 (fp32) + CAM++ window embeddings as the pipeline computes them"
+                   f"{again}; "
                    f"training embeddings (clustering.filter_embeddings) whose lone frames are >= 80% one "
                    f"reference speaker; one row per {group} consecutive embeddings of a speaker in a call "
                    f"(unit mean), stored float16"),
         "speech_licence": "LibriSpeech (CC BY 4.0), via resemble-ai/Resemblyzer; per utterance in each call's .json",
         "rows": [list(s) for s in sources],
     }
-    (COHORT / "campplus_cohort.json").write_text(json.dumps(provenance, indent=1) + "\n")
+    (COHORT / f"{name}.json").write_text(json.dumps(provenance, indent=1) + "\n")
     print(f"cohort: {len(rows)} rows from {len(set(sources))} (call, speaker) pairs in {len(items)} calls")
 
 
@@ -326,17 +357,18 @@ _PLDAS: dict = {}
 
 
 @contextmanager
-def _cohort_without(item: Item, cohort: str):
-    """While open, the cohort lacks the rows of ``item``'s own speakers (a tuning call's
+def _cohort_without(item: Item, *cohorts: str):
+    """While open, the ``cohorts`` lack the rows of ``item``'s own speakers (a tuning call's
     speakers are in the cohort; a check call's never are)."""
-    if not cohort or item.set not in TUNING_SETS:
+    if item.set not in TUNING_SETS or not any(cohorts):
         yield
         return
-    rows = json.loads((COHORT / cohort).with_suffix(".json").read_text())["rows"]
     own = {t.speaker for t in item.reference}
-    full = clustering_module.load_cohort(cohort)
-    kept = full[[i for i, (_, speaker) in enumerate(rows) if speaker not in own]]
-    clustering_module.load_cohort = lambda name: kept
+    kept = {}
+    for cohort in filter(None, cohorts):
+        rows = json.loads((COHORT / cohort).with_suffix(".json").read_text())["rows"]
+        kept[cohort] = load_cohort(cohort)[[i for i, (_, speaker) in enumerate(rows) if speaker not in own]]
+    clustering_module.load_cohort = lambda name: kept[name] if name in kept else load_cohort(name)
     try:
         yield
     finally:
@@ -424,7 +456,10 @@ def score(diarizer: Diarizer, items: list[Item], cache: Path, clustering, label:
         signal = load_audio(item.wav).samples if run.config.split or oracle == "split" else None
         if oracle == "split":
             windows = reference_split(run, windows, item, signal)
-        with _cohort_without(item, clustering.cohort), _plda_without(item, clustering, plda_rows), (
+        if clustering.second_weight > 0:
+            windows = with_second(run, item, windows, cache)
+        with _cohort_without(item, clustering.cohort, clustering.second_cohort), \
+                _plda_without(item, clustering, plda_rows), (
                 _oracle_unmixing(windows, item) if oracle == "leave" else contextlib.nullcontext()):
             out = run.cluster_windows(windows, bounds, item.duration, signal=signal if run.config.split else None)
         found = len({t.speaker for t in out.turns})
@@ -471,7 +506,12 @@ def main() -> None:
     parser.add_argument("--vbx-inits", help="comma-separated fewest clusters that start VBx")
     parser.add_argument("--fas", help="comma-separated VBx Fa")
     parser.add_argument("--fbs", help="comma-separated VBx Fb")
+    parser.add_argument("--second-weights", help="comma-separated weights of GE2E's s-norm added to CAM++'s in "
+                                                 "the merge on narrowband audio (0: off; cohort ge2e_cohort.npy)")
+    parser.add_argument("--second-snorm-thresholds", help="comma-separated merge cuts with GE2E's score added "
+                                                          "('none': snorm_threshold)")
     parser.add_argument("--write-cohort", action="store_true", help="build the cohort from these sets (tune!)")
+    parser.add_argument("--second", action="store_true", help="with --write-cohort: GE2E's cohort")
     parser.add_argument("--group", type=int, default=8, help="embeddings per cohort row")
     parser.add_argument("--bench", type=Path, help="time one whole diarization of this .wav (beside its .rttm)")
     parser.add_argument("--bench-cohort", default="", help="with --bench: 'none' runs the rule before (AHC at 0.7 alone)")
@@ -494,7 +534,7 @@ def main() -> None:
     for item in items:
         cached_windows(diarizer, item, args.cache)
     if args.write_cohort:
-        write_cohort(diarizer, items, args.cache, args.corpus, args.group)
+        write_cohort(diarizer, items, args.cache, args.corpus, args.group, args.second)
         return
     if args.scores:
         print_scores(diarizer, items, args.cache)
@@ -504,7 +544,8 @@ def main() -> None:
             label = ", ".join(f"{k} {getattr(clustering, k)}" for k in (
                 ("method", "vbx_threshold", "vbx_init_clusters", "fa", "fb") if clustering.method == "vbx" else
                 ("threshold", "cohort", "cohort_top", "snorm_threshold", "wideband_snorm_threshold",
-                 "cannot_link_penalty")))
+                 "cannot_link_penalty") + (("second_weight", "second_snorm_threshold") if clustering.second_weight
+                                           else ())))
             label += (f", mixed_cosine {split.mixed_cosine}"
                       + "".join(f", {f.split('=')[0]} {getattr(split, f.split('=')[0])}" for f in args.split or [])
                       if split else ", no split")
@@ -559,12 +600,12 @@ def _grid(args, base):
     """Every clustering setting asked for, as variants of ``base``."""
     def values(text, kind):
         return [None] if not text else [kind(x) for x in text.split(",")]
-    for threshold, cohort, snorm, wide, top, penalty, method, cut, init, fa, fb in itertools.product(
+    for threshold, cohort, snorm, wide, top, penalty, method, cut, init, fa, fb, weight, fused in itertools.product(
             values(args.thresholds, float), values(args.cohorts, str), values(args.snorm_thresholds, float),
             values(args.wideband_snorm_thresholds, str), values(args.tops, int), values(args.penalties, float),
             values(args.methods, str),
             values(args.vbx_thresholds, float), values(args.vbx_inits, int), values(args.fas, float),
-            values(args.fbs, float)):
+            values(args.fbs, float), values(args.second_weights, float), values(args.second_snorm_thresholds, str)):
         changes = {"threshold": threshold, "cohort": "" if cohort == "none" else cohort,
                    "snorm_threshold": snorm, "cohort_top": top, "cannot_link_penalty": penalty, "method": method,
                    "plda": args.plda if method == "vbx" else None, "vbx_threshold": cut,
@@ -572,6 +613,11 @@ def _grid(args, base):
         clustering = replace(base, **{k: v for k, v in changes.items() if v is not None})
         if wide is not None:
             clustering = replace(clustering, wideband_snorm_threshold=None if wide == "none" else float(wide))
+        if weight is not None:
+            clustering = replace(clustering, second_weight=weight,
+                                 second_cohort=clustering.second_cohort or "ge2e_cohort.npy")
+        if fused is not None:
+            clustering = replace(clustering, second_snorm_threshold=None if fused == "none" else float(fused))
         yield clustering
 
 

@@ -65,8 +65,12 @@ narrowband 2-4-speaker calls at one shared cut (89 calls; v1 | v2 at the cut nam
 
 Guard at the same stage, v2 onevoice-tune (one voice alone, 20 calls): kept as one 16/20 at
 w 0 cut 5, w 0.5 cut 5 and w 1 cut 7 alike (the split ones found 2,2,4,3 -> 2,2,2,2 fused).
-Wideband gains nothing. A lead for the merge (+4 calls at this stage), not yet a rule: the full
-replay (split, second voice, DER), the guards and GE2E's CPU per window remain to be measured.
+Wideband gains nothing. Through the whole replay (``measure_counting.py --second-weights``, the
+same sum in ``clustering.next_merge``, narrowband audio only; v1+v2+v3 tune 2-4-speaker calls
+right of 135): 93 at w 0 -> 97 at w 0.5 cut 5, 96 at w 1 cut 7, 98 at w 0.75 cut 5.5, but v1's
+strict DER 26.1% -> 28.0 / 27.8 / 28.1% and v3's 19.3% -> 20.3 / 20.4 / 20.2% (similar voices of
+short 3-6-speaker calls joined; a lower CAM++ cut alone, 4.5, also gives 96): dropped, numbers
+in ``ClusteringConfig``'s docstring (``CAMPPLUS_CLUSTERING``).
 """
 
 from __future__ import annotations
@@ -80,14 +84,10 @@ from pathlib import Path
 import numpy as np
 
 from scripts.counting_sets import COHORT, CORPUS, set_items
-from scripts.measure_counting import _cohort_without, cached_windows, reference_labels, speaker_groups
-from witness.audio import SAMPLE_RATE, load_audio
+from scripts.measure_counting import _cohort_without, cached_windows, cohort_rows, reference_labels, with_second
 from witness.diarize import clustering as C
 from witness.diarize.config import ClusteringConfig, config_for
-from witness.diarize.assign import label_centroids
-from witness.diarize.masks import embedding_masks
 from witness.diarize.pipeline import Diarizer
-from witness.diarize.segmentation import FRAMES_PER_WINDOW, WINDOW_SAMPLES, cut_windows, window_starts
 from witness.models.diarization_choice import choose_models
 
 BINS = (-np.inf, 0, 2, 4, 5, 6, 7, 8, 10, np.inf)
@@ -100,17 +100,15 @@ def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray
     (``reference``: a speaker index per row, -1 unclear; None: not asked);
     with ``second`` (the rows by another model, unit norm), its centroids' cosine; with
     ``fused`` (that model's cohort, weight w) each merge is chosen and scored by CAM++'s
-    s-norm + w x the second model's s-norm."""
+    s-norm + w x the second model's s-norm (``clustering.SecondScore``)."""
     normed = C.normalized(train.embeddings)
     _, _, labels = C.ahc_start(normed, config.threshold, config.linkage, config.min_cluster_size)
     rivals = C.rival_pairs(train)
-    merge = C.ScoreMerge(cohort, config.cohort_top, config.snorm_threshold, config.cannot_link_penalty)
+    merge = C.ScoreMerge(cohort, config.cohort_top, config.snorm_threshold, config.cannot_link_penalty,
+                         None if fused is None else C.SecondScore(second, *fused))
     steps = []
     while labels.max() + 1 > 1:
-        if fused is None:
-            a, b, score, linked = C.next_merge(normed, labels, merge, rivals)
-        else:
-            a, b, score, linked = fused_merge(normed, second, labels, merge, rivals, *fused)
+        a, b, score, linked = C.next_merge(normed, labels, merge, rivals)
         owner = [np.bincount(reference[(labels == c) & (reference >= 0)]).argmax()
                  if reference is not None and ((labels == c) & (reference >= 0)).any() else -1 for c in (a, b)]
         sizes = [int((labels == a).sum()), int((labels == b).sum())]
@@ -121,21 +119,6 @@ def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray
             steps[-1]["second"] = float(ca @ cb)
         labels = C.joined(labels, a, b)
     return steps
-
-
-def fused_merge(normed: np.ndarray, second: np.ndarray, labels: np.ndarray, merge: C.ScoreMerge,
-                rivals: np.ndarray, second_cohort: np.ndarray, weight: float) -> tuple[int, int, float, bool]:
-    """``clustering.next_merge`` by CAM++'s s-norm + ``weight`` x the second model's s-norm."""
-    k = int(labels.max()) + 1
-    scores = C.snorm_scores(C.normalized(label_centroids(normed, labels, k)), merge.cohort, merge.top)
-    centroids = label_centroids(second, labels, k)
-    centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
-    scores += weight * C.snorm_scores(centroids, second_cohort, merge.top)
-    linked = C._linked(labels, rivals, k)
-    scores -= merge.penalty * linked
-    np.fill_diagonal(scores, -np.inf)
-    a, b = np.unravel_index(np.argmax(scores), scores.shape)
-    return int(a), int(b), float(scores[a, b]), bool(linked[a, b])
 
 
 def best_cut(calls: list[tuple[int, list[dict]]]) -> tuple[int, float]:
@@ -157,18 +140,10 @@ def auc(two: list[float], one: list[float]) -> float:
 
 
 def second_cohort(diarizer: Diarizer, items: list, cache: Path, group: int = 8) -> tuple[np.ndarray, list[str]]:
-    """The second model's cohort made as ``measure_counting.write_cohort`` makes CAM++'s (the
+    """The second model's cohort made as ``measure_counting.write_cohort`` makes it (the
     tune calls' rows, ``group`` per centroid), with each row's speaker."""
-    rows, speakers = [], []
-    for item in items:
-        windows = cached_windows(diarizer, item, cache)
-        train = C.filter_embeddings(windows.embeddings, windows.segmentations,
-                                    diarizer.config.clustering.min_active_ratio)
-        _, reference, _, names = reference_labels(windows, item)
-        for row, name in speaker_groups(second_rows(diarizer, item, windows, train, cache), reference, names, group):
-            rows.append(row)
-            speakers.append(name)
-    return C.normalized(np.stack(rows)), speakers
+    rows, sources = cohort_rows(diarizer, items, cache, group, second=True)
+    return C.normalized(rows), [speaker for _, speaker in sources]
 
 
 def right_cuts(steps: list[dict], true: int) -> list[tuple[float, float]]:
@@ -199,21 +174,8 @@ def band_cohort(item, cohort_name: str) -> np.ndarray:
 
 def second_rows(diarizer: Diarizer, item, windows, train: C.TrainingSet, cache: Path) -> np.ndarray:
     """(n, 256) unit (or zero) rows: each training row of ``train`` embedded by GE2E from the same window
-    audio and frame mask CAM++ had, cached in ``cache``/ge2e."""
-    path = cache / "ge2e" / item.set / f"{item.name}-{item.wav.stat().st_size}.npy"
-    if not path.exists():
-        signal = load_audio(item.wav).samples
-        min_clean = FRAMES_PER_WINDOW * diarizer.embedder.min_clean_seconds * SAMPLE_RATE / WINDOW_SAMPLES
-        masks, _ = embedding_masks(windows.segmentations.data, min_clean)
-        step = int(round(diarizer.config.segmentation.window_step * SAMPLE_RATE))
-        starts = np.asarray(window_starts(len(signal), step))[train.chunk_idx]
-        rows = np.concatenate([diarizer.second.embed(cut_windows(signal, starts[i:i + 32]),
-                                                     masks[train.chunk_idx[i:i + 32], train.speaker_idx[i:i + 32]])
-                               for i in range(0, len(starts), 32)])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.save(path, rows)
-    rows = np.nan_to_num(np.load(path))  # a row too short to embed counts for nothing
-    return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    audio and frame mask CAM++ had (``measure_counting.with_second``, cached in ``cache``/ge2e)."""
+    return C.second_rows(with_second(diarizer, item, windows, cache).second, train)
 
 
 def clustered_calls(diarizer: Diarizer, items: list, cache: Path):

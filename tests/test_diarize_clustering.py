@@ -241,3 +241,70 @@ def test_speaker_bounds_win_over_the_snorm_merge(fixtures_dir, bounds, count):
     embeddings = load(fixtures_dir, "3speakers_embeddings_data.npy")[:, :, :192]
     clusters = cluster(embeddings, seg, CAMPPLUS_CLUSTERING, bounds)
     assert clusters.num_clusters == count
+
+
+@pytest.fixture(scope="module")
+def ge2e_clips(campplus_reference, shared_dir):
+    """Real GE2E rows (unit) of campplus_reference's clips 1-3 (the same audio CAM++ heard)."""
+    from tests.conftest import REPO
+    from witness.audio import load_audio
+    from witness.diarize.embedding import GE2EEmbedder
+    from witness.models.ge2e import ge2e_onnx_path
+
+    embedder = GE2EEmbedder(ge2e_onnx_path())
+    rows = []
+    for i in (1, 2, 3):
+        name = str(campplus_reference["files"][i])
+        path = REPO / "tests" / name if "sample-call" in name else shared_dir / name
+        start, length = int(campplus_reference["starts"][i]), int(campplus_reference["lengths"][i])
+        rows.append(embedder.embed(load_audio(path).samples[None, start:start + length])[0])
+    rows = np.asarray(rows, dtype=np.float64)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_the_shipped_ge2e_cohort_has_its_provenance():
+    import json
+    from importlib import resources
+
+    from witness.diarize.clustering import load_cohort
+
+    cohort = load_cohort("ge2e_cohort.npy")
+    assert cohort.shape[1] == 256 and len(cohort) >= CAMPPLUS_CLUSTERING.cohort_top
+    provenance = json.loads(resources.files("witness.diarize").joinpath("data", "ge2e_cohort.json").read_text())
+    assert len(provenance["rows"]) == len(cohort) and provenance["corpus"]["part"] == "tune"
+
+
+def test_a_second_model_adds_its_weighted_snorm_to_the_merge_score(campplus_reference, ge2e_clips):
+    """Real CAM++ and GE2E rows of the same three clips (1 and 2 one woman, 3 a man): the merge
+    scores each pair by CAM++'s s-norm plus the weight times GE2E's, still joining only the woman."""
+    from witness.diarize.clustering import (SecondScore, load_cohort, merge_by_snorm, next_merge, score_merge,
+                                            snorm_scores)
+
+    normed = _clips(campplus_reference, [1, 2, 3])
+    config = dataclasses.replace(CAMPPLUS_CLUSTERING, second_cohort="ge2e_cohort.npy", second_weight=0.5,
+                                 second_snorm_threshold=7.0)
+    merge = score_merge(config, ge2e_clips)
+    assert merge.second.weight == 0.5 and merge.threshold == 7.0
+    camplus = snorm_scores(normed, merge.cohort, merge.top)[0, 1]
+    ge2e = snorm_scores(ge2e_clips, load_cohort("ge2e_cohort.npy"), merge.top)[0, 1]
+    a, b, score, _ = next_merge(normed, np.arange(3), merge)
+    assert {a, b} == {0, 1} and score == pytest.approx(camplus + 0.5 * ge2e)
+    assert ge2e > 0  # GE2E too hears one voice in clips 1 and 2
+    assert same_partition(merge_by_snorm(normed, np.arange(3), merge), [0, 0, 1])
+    alone = score_merge(dataclasses.replace(config, second_weight=0.0), ge2e_clips)
+    assert alone.second is None and alone.threshold == CAMPPLUS_CLUSTERING.snorm_threshold
+    assert next_merge(normed, np.arange(3), alone)[2] == pytest.approx(camplus)
+    zero = dataclasses.replace(merge, second=SecondScore(np.zeros_like(ge2e_clips), merge.second.cohort, 0.5))
+    assert next_merge(normed, np.arange(3), zero)[2] == pytest.approx(camplus)  # zero rows (none taken) add nothing
+
+
+def test_cluster_takes_the_second_rows_of_the_clustered_embeddings(fixtures_dir):
+    """Real WeSpeaker fixture embeddings cut to CAM++'s 192 dimensions as CAM++ rows and, as the
+    second model's, the same embeddings whole: weight 0 (the default) is CAM++'s merge alone."""
+    seg = segmentations(fixtures_dir, "3speakers")
+    embeddings = load(fixtures_dir, "3speakers_embeddings_data.npy")
+    alone = cluster(embeddings[:, :, :192], seg, CAMPPLUS_CLUSTERING)
+    ignored = cluster(embeddings[:, :, :192], seg, CAMPPLUS_CLUSTERING, second=embeddings)
+    assert np.array_equal(alone.hard, ignored.hard)
+    with pytest.raises(ValueError, match="second_cohort"):
+        ClusteringConfig(second_weight=0.5)

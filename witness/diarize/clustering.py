@@ -13,7 +13,10 @@
    embeddings shipped in witness/diarize/data (so the cut moves with the call's band and
    noise), while that score is above ``snorm_threshold``. A cannot-link from segmentation:
    two local speakers of one window are two people, so a pair of clusters holding two local
-   speakers of one window scores ``cannot_link_penalty`` lower.
+   speakers of one window scores ``cannot_link_penalty`` lower. With a second model's rows for
+   the same embeddings (``SecondScore``: GE2E's, on narrowband audio), each pair's score is
+   CAM++'s s-norm plus ``second_weight`` times that model's s-norm against its own cohort (off
+   in every preset: measured and dropped, ``config.CAMPPLUS_CLUSTERING``).
 4. ``--num-speakers``/``--min-speakers``/``--max-speakers`` bounds, then every (window, local
    speaker), filtered out or not, goes to its closest centroid (``assign``).
 Nothing here modifies the caller's arrays.
@@ -51,15 +54,28 @@ class TrainingSet:
 
 
 @dataclass(frozen=True)
+class SecondScore:
+    """A second speaker model's s-norm added to the merge's: its rows (n, dim2) for the same
+    rows the merge clusters (unit, or zero where none could be taken), its cohort (m, dim2)
+    unit rows and the weight of its score."""
+
+    rows: np.ndarray
+    cohort: np.ndarray
+    weight: float
+
+
+@dataclass(frozen=True)
 class ScoreMerge:
     """Merging after AHC (``merge_by_snorm``): cohort (m, dim) float64 unit rows, the
-    ``top`` cohort scores that normalise each centroid, the s-norm score to merge above, and
-    what a pair of clusters holding two local speakers of one window loses from its score."""
+    ``top`` cohort scores that normalise each centroid, the s-norm score to merge above,
+    what a pair of clusters holding two local speakers of one window loses from its score,
+    and a second model's score added (``SecondScore``, None: CAM++'s alone)."""
 
     cohort: np.ndarray
     top: int
     threshold: float
     penalty: float = 0.0
+    second: SecondScore | None = None
 
 
 @lru_cache(maxsize=4)
@@ -69,12 +85,25 @@ def load_cohort(name: str) -> np.ndarray:
         return normalized(np.load(f))
 
 
-def score_merge(config: ClusteringConfig) -> ScoreMerge | None:
-    """The s-norm merge ``config`` asks for (None when it names no cohort)."""
+def score_merge(config: ClusteringConfig, second: np.ndarray | None = None) -> ScoreMerge | None:
+    """The s-norm merge ``config`` asks for (None when it names no cohort); with ``second``
+    (the second model's rows, as ``SecondScore.rows``) and a ``config.second_weight`` above 0,
+    that model's score added and the merge cut at ``config.second_snorm_threshold``."""
     if not config.cohort:
         return None
-    return ScoreMerge(load_cohort(config.cohort), config.cohort_top, config.snorm_threshold,
-                      config.cannot_link_penalty)
+    if second is None or config.second_weight <= 0:
+        return ScoreMerge(load_cohort(config.cohort), config.cohort_top, config.snorm_threshold,
+                          config.cannot_link_penalty)
+    cut = config.snorm_threshold if config.second_snorm_threshold is None else config.second_snorm_threshold
+    return ScoreMerge(load_cohort(config.cohort), config.cohort_top, cut, config.cannot_link_penalty,
+                      SecondScore(second, load_cohort(config.second_cohort), config.second_weight))
+
+
+def second_rows(second: np.ndarray, train: TrainingSet) -> np.ndarray:
+    """(n, dim2) float64 rows of ``second`` ((chunks, local speakers, dim2), NaN where not
+    embedded) for ``train``'s rows: unit, or zero where the second model had none."""
+    rows = np.nan_to_num(np.asarray(second, dtype=np.float64)[train.chunk_idx, train.speaker_idx])
+    return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
 
 
 def filter_embeddings(
@@ -274,6 +303,10 @@ def next_merge(normed: np.ndarray, labels: np.ndarray, merge: ScoreMerge,
     score (less the cannot-link penalty) and whether they hold two sides of a ``rivals`` pair."""
     k = int(labels.max()) + 1
     scores = snorm_scores(normalized(label_centroids(normed, labels, k)), merge.cohort, merge.top)
+    if merge.second is not None:
+        centroids = label_centroids(merge.second.rows, labels, k)
+        centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
+        scores += merge.second.weight * snorm_scores(centroids, merge.second.cohort, merge.top)
     linked = _linked(labels, rivals, k)
     scores -= merge.penalty * linked
     np.fill_diagonal(scores, -np.inf)
@@ -309,6 +342,7 @@ def cluster(
     config: ClusteringConfig = ClusteringConfig(),
     bounds: SpeakerBounds = SpeakerBounds(),
     exclude: np.ndarray | None = None,
+    second: np.ndarray | None = None,
 ) -> Clusters:
     """Global speaker of every (window, local speaker).
 
@@ -316,6 +350,8 @@ def cluster(
     segmentations: the binarised per-window activity the embeddings were taken from.
     exclude: (chunks, local_speakers) bool, embeddings kept out of clustering (they are still
     assigned), unless fewer than two would be left.
+    second: (chunks, local_speakers, dim2) the second model's embeddings of (at least) the
+    clustered ones, NaN elsewhere, for the s-norm merge when ``config`` adds its score.
     The result's ``found`` is the number of speakers before ``bounds`` forced a count.
     """
     active = segmentations.active_local_speakers()
@@ -323,31 +359,35 @@ def cluster(
     n = len(train.embeddings)
     if n < 2 or min(n, bounds.high) < 2:  # one speaker, as pyannote: no clustering
         fallback = _fallback_centroid(embeddings, train, active)
-        found = int(active.any()) if n < 2 else _labels_found(train, config, SpeakerBounds())[1]
+        found = int(active.any()) if n < 2 else _labels_found(train, config, SpeakerBounds(), second)[1]
         return replace(assign(embeddings, fallback, active, constrained=False), found=found)
-    labels, found = _labels_found(train, config, bounds)
+    labels, found = _labels_found(train, config, bounds, second)
     centroids = label_centroids(train.embeddings, labels, int(labels.max()) + 1)
     clusters = assign(embeddings, centroids, active, config.constrained_assignment)
     return replace(clusters, hard=_fill_unembedded(clusters.hard, embeddings, segmentations, active), found=found)
 
 
-def _labels_found(train: TrainingSet, config: ClusteringConfig, bounds: SpeakerBounds) -> tuple[np.ndarray, int]:
+def _labels_found(train: TrainingSet, config: ClusteringConfig, bounds: SpeakerBounds,
+                  second: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """(n,) int64 clusters 0..K-1 of the training embeddings (n >= 2) within ``bounds``, and
     the number of speakers found before the bounds: by VBx when ``config`` asks for it (method
     "vbx") and its count keeps the bounds, else by AHC and the s-norm merge (``ahc_clusters_found``)."""
     if config.method == "ahc":
-        return _ahc_labels_found(train, config, bounds)
+        return _ahc_labels_found(train, config, bounds, second)
     labels = vbx_clusters(train.embeddings, config)
     found = int(labels.max()) + 1
     if bounds.within(len(labels)).forced_count(found) is None:
         return labels, found
-    return _ahc_labels_found(train, config, bounds)[0], found
+    return _ahc_labels_found(train, config, bounds, second)[0], found
 
 
-def _ahc_labels_found(train: TrainingSet, config: ClusteringConfig, bounds: SpeakerBounds) -> tuple[np.ndarray, int]:
-    """``ahc_clusters_found`` with ``config``'s AHC cut, s-norm merge and cannot-link."""
+def _ahc_labels_found(train: TrainingSet, config: ClusteringConfig, bounds: SpeakerBounds,
+                      second: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """``ahc_clusters_found`` with ``config``'s AHC cut, s-norm merge (``second``'s score added
+    when ``config`` asks for it) and cannot-link."""
+    merge = score_merge(config, None if second is None else second_rows(second, train))
     return ahc_clusters_found(train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds,
-                              score_merge(config), rival_pairs(train))
+                              merge, rival_pairs(train))
 
 
 def vbx_clusters(embeddings: np.ndarray, config: ClusteringConfig) -> np.ndarray:

@@ -65,6 +65,13 @@ class ClusteringConfig:
         speakers of one window (segmentation heard two people there); 0 ignores it.
     wideband_snorm_threshold: the s-norm cut instead of ``snorm_threshold`` on wideband audio
         (``witness.diarize.band``: energy above 4 kHz); None: one cut on every band.
+    second_cohort, second_weight, second_snorm_threshold: on narrowband audio only (and with
+        the second voice check's model, GE2E), each window embedding that enters clustering is
+        embedded again by GE2E, and the s-norm merge scores a pair by CAM++'s s-norm plus
+        ``second_weight`` times GE2E's adaptive s-norm against ``second_cohort`` (same
+        ``cohort_top``), merging while that sum is above ``second_snorm_threshold`` (None:
+        ``snorm_threshold``); the split keeps CAM++'s score and cut. ``second_weight`` 0: off
+        (every preset: measured and dropped, ``CAMPPLUS_CLUSTERING``).
     plda, vbx_threshold, vbx_init_clusters, fa, fb: with "vbx": the PLDA shipped in
         witness/diarize/data, the AHC cut that starts VBx and the fewest clusters it starts
         from (a cut too coarse leaves VBx nothing to split on short calls; near-singletons let
@@ -83,6 +90,9 @@ class ClusteringConfig:
     snorm_threshold: float = 3.0
     cannot_link_penalty: float = 0.0
     wideband_snorm_threshold: float | None = None
+    second_cohort: str = ""
+    second_weight: float = 0.0
+    second_snorm_threshold: float | None = None
     plda: str = ""
     vbx_threshold: float = 0.5
     vbx_init_clusters: int = 20
@@ -100,6 +110,8 @@ class ClusteringConfig:
             raise ValueError(f"cohort_top must be >= 1, got {self.cohort_top}")
         if self.min_cluster_size < 1:
             raise ValueError(f"min_cluster_size must be >= 1, got {self.min_cluster_size}")
+        if self.second_weight < 0 or (self.second_weight > 0 and not self.second_cohort):
+            raise ValueError(f"second_weight must be >= 0, and above 0 needs a second_cohort, got {self.second_weight}")
 
 
 CAMPPLUS_CLUSTERING = ClusteringConfig(threshold=0.45, cohort="campplus_cohort.npy", cohort_top=20,
@@ -169,10 +181,28 @@ v1 71 26.1%, v2 14 20.8% (muted-tune 14.9% -> 17.4%); re-cut AHC 0.5-0.55 and s-
 Measured and dropped: a second model's score in the merge (``scripts/merge_scores.py --second``):
 GE2E's centroid cosine of the narrowband merges scoring 2-8 is 0.83-0.98 whether they join two
 people or one voice (v1 and v2 tune): alone it cannot part what CAM++'s s-norm cannot. Its s-norm
-added to CAM++'s (``--fused``, GE2E cohort from v1 tune) orders the narrowband merges a little
-better and, at the clustering stage only, stops more v1+v2 tune narrowband 2-4-speaker calls at
-their count (w 0.5 cut 5: 53 of 89 vs 49 at the shipped cut): an untested lead (not in the
-pipeline; its full replay, guards and GE2E's CPU per window are not measured), not a rule.
+added to CAM++'s (``second_weight``; cohort ``data/ge2e_cohort.json``, v1 tune rows) at the
+clustering stage alone stopped more v1+v2 narrowband 2-4-speaker tune calls at their count (w 0.5
+cut 5: 53 of 89 vs 49). Through the whole replay (unmixing, split, second voice;
+``measure_counting.py --sets tune --second-weights W --second-snorm-thresholds CUT``, narrowband
+audio only; 2-4-speaker calls right of 92 | 28 | 15, strict DER of the whole part, at 3152883):
+    w 0 (shipped)  66 26.1% | 15 21.9% | 12 19.3%   93      w 0.5 cut 5    67 28.0% | 18 18.7% | 12 20.3%   97
+    w 0.25 cut 5.5 66 26.8% | 15 21.8% | 13 19.1%   94      w 0.5 cut 5.5  67 27.9% | 17 18.9% | 12 19.6%   96
+    w 0.25 cut 6   66 26.1% | 15 21.9% | 12 19.3%   93      w 0.5 cut 6    66 27.0% | 17 19.3% | 13 19.5%   96
+    w 0.25 cut 6.5 64 25.9% | 15 22.3% | 12 19.3%   91      w 0.5 cut 6.5  67 26.3% | 16 21.8% | 12 19.6%   95
+    w 0.75 cut 5.5 67 28.1% | 18 18.4% | 13 20.2%   98      w 0.5 cut 7    67 25.7% | 15 22.1% | 12 19.3%   94
+    w 0.75 cut 6   67 27.8% | 17 18.9% | 12 20.4%   96      w 1 cut 5      66 29.4% | 19 17.3% | 12 20.2%   97
+    w 0.75 cut 6.5 65 27.4% | 17 18.9% | 12 20.4%   94      w 1 cut 7      67 27.8% | 17 19.1% | 12 20.4%   96
+It merges more everywhere, as a lower cut does (CAM++ alone, ``--snorm-thresholds``: cut 4.5 68
+27.1% | 15 21.9% | 13 19.0%, 96; cut 4 65 28.1% | 16 19.0% | 13 19.0%): two-speaker calls found
+as three come right (v1 tune_033/041/091/093, v2 tune_005/009/014/018) while similar voices of
+short 3-6-speaker calls join (v1 tune_007/020/048/096 3 -> 2, tune_037 6 -> 2; v3 tune_004
+2 -> 1): no weight and cut counts more calls right without a worse strict DER on v1 or v3.
+Guards: v2 onevoice-tune (16/20 heard as one, 5.5%) and muted-tune (13/20, 14.9%) held or
+gained at every setting; the sample call 2 -> 1 speaker (5.2% -> 49.5%) at w 0.75 cut 5-5.5 and
+w 1 (cut 5-7); dev set 17.1% with the four dev calls right at w 0.5; tests/test_diarize_lone_voice.py
+passes at w 0.5 cut 5 and w 1 cut 7. GE2E on the clustered windows took 1.0 s of the sample
+call's 4.0 s diarization (3.0 s without). Off (``second_weight`` 0); the code stays for the replay.
 
 Measured and dropped: VBx counting again where that rule hears one voice in a call under 60 s
 (tune parts v1+v2: 2-4-speaker calls right 91 -> 93 of 116) split lone voices (``--sets

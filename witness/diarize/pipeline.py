@@ -1,7 +1,8 @@
 """Speaker diarization of one signal: the stages called in order (orchestration only).
 
     samples ─▶ segmentation (worker thread, ``stream``) ─bounded queue─▶ masks + embeddings
-            ─▶ clustering (its s-norm cut by the audio's band, ``band``)
+            ─▶ clustering (its s-norm cut by the audio's band, ``band``; GE2E's s-norm added
+               on narrowband audio when the config asks: off, ``ClusteringConfig.second_weight``)
             ─▶ per-frame speaker count + reconstruction ─▶ turns
             ─▶ splitting (CAM++: a speaker whose turns are two voices becomes two, ``split``)
             ─▶ one speaker found: a second voice where CAM++ and GE2E both hear two (``second_voice``)
@@ -105,11 +106,14 @@ class DiarizationOutput:
 class WindowEmbeddings:
     """segmentations: per-window local speaker activity (windows, 589, 3) float32 0/1.
     embeddings: (windows, 3, dim) float32 per (window, local speaker), NaN where none was
-    taken (inactive, or too little audio). timings: seconds per stage."""
+    taken (inactive, or too little audio). timings: seconds per stage.
+    second: (windows, 3, 256) float32 the second model's (GE2E) embeddings of those that enter
+    clustering, NaN elsewhere, once the clustering adds GE2E's score (``Diarizer.second_embeddings``)."""
 
     segmentations: Segmentations
     embeddings: np.ndarray
     timings: Mapping[str, float]
+    second: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -286,24 +290,53 @@ class Diarizer:
         """Turns of embedded windows, ending at ``duration`` seconds; with the ``signal`` they
         came from, each speaker also gets the turn-by-turn second look (``split``)."""
         report = _Reporter(progress)
-        clustering = self.clustering_for(signal)
+        clustering, seconds = self.clustering_for(signal), {}
+        if clustering.second_weight > 0 and windows.second is None:
+            if signal is None or self.second is None:
+                clustering = replace(clustering, second_weight=0.0)
+            else:
+                began = time.perf_counter()
+                windows = replace(windows, second=self.second_embeddings(windows, signal, clustering))
+                seconds["second embedding"] = time.perf_counter() - began
         out = self._speaker_turns(windows, bounds, duration, report, clustering)
         merge = score_merge(clustering)
         if signal is None or self.config.split is None or merge is None:
-            return out
+            return replace(out, timings={**out.timings, **seconds})
         known: dict[tuple[float, float], np.ndarray] = {}
         if self.config.split.mixed_cosine is not None:
             out = self._unmixed(out, windows, bounds, duration, signal, known, report, clustering)
         out = self._split(out, signal, merge, bounds, report, known)
-        return self._second_voice(out, signal, bounds, known)
+        out = self._second_voice(out, signal, bounds, known)
+        return replace(out, timings={**out.timings, **seconds})
 
     def clustering_for(self, signal: np.ndarray | None) -> ClusteringConfig:
-        """The clustering settings for ``signal``: the wideband s-norm cut where the config has
-        one and the audio is wideband (``band.narrowband``; without the signal, the config's)."""
+        """The clustering settings for ``signal``: on wideband audio (``band.narrowband``) the
+        wideband s-norm cut where the config has one and no second model's score (without the
+        signal, the config's)."""
         config = self.config.clustering
-        if signal is None or config.wideband_snorm_threshold is None or narrowband(signal):
+        if signal is None or (config.wideband_snorm_threshold is None and not config.second_weight):
             return config
-        return replace(config, snorm_threshold=config.wideband_snorm_threshold)
+        if narrowband(signal):
+            return config
+        wide = config.wideband_snorm_threshold
+        return replace(config, snorm_threshold=config.snorm_threshold if wide is None else wide, second_weight=0.0)
+
+    def second_embeddings(self, windows: WindowEmbeddings, signal: np.ndarray,
+                          clustering: ClusteringConfig) -> np.ndarray:
+        """(windows, 3, 256) float32: each (window, local speaker) embedding that enters
+        ``clustering`` (``filter_embeddings``) embedded again by the second model (GE2E) from the
+        same window audio and frame mask; NaN elsewhere."""
+        train = filter_embeddings(windows.embeddings, windows.segmentations, clustering.min_active_ratio)
+        out = np.full(windows.embeddings.shape[:2] + (self.second.dimension,), np.nan, dtype=np.float32)
+        min_clean_frames = FRAMES_PER_WINDOW * self.embedder.min_clean_seconds * SAMPLE_RATE / WINDOW_SAMPLES
+        starts = window_starts(len(signal), int(round(self.config.segmentation.window_step * SAMPLE_RATE)))
+        per_call = self.runtime.windows_per_batch * 4
+        for first in range(0, len(train.chunk_idx), per_call):
+            chunks, speakers = train.chunk_idx[first:first + per_call], train.speaker_idx[first:first + per_call]
+            masks, _ = embedding_masks(windows.segmentations.data[chunks], min_clean_frames)
+            out[chunks, speakers] = self.second.embed(cut_windows(signal, starts[chunks]),
+                                                      masks[np.arange(len(chunks)), speakers])
+        return out
 
     def _speaker_turns(self, windows: WindowEmbeddings, bounds: SpeakerBounds, duration: float, report: _Reporter,
                        clustering: ClusteringConfig, exclude: np.ndarray | None = None) -> SpeakerTurns:
@@ -311,7 +344,7 @@ class Diarizer:
         segmentations = windows.segmentations
         began = time.perf_counter()
         report("clustering", 0, 1)
-        clusters = cluster(windows.embeddings, segmentations, clustering, bounds, exclude)
+        clusters = cluster(windows.embeddings, segmentations, clustering, bounds, exclude, windows.second)
         timings = {"clustering": time.perf_counter() - began}
         report("clustering", 1, 1)
         began = time.perf_counter()
