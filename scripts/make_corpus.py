@@ -56,6 +56,12 @@ v3 (``--version v3``, the same source as v2): v2's recipe, but each speaker of a
 from one LibriVox chapter (one recording session, as each party of a user's call is), the
 chapter with the most unused speech; v2 put up to four chapters of one reader in a call.
 
+``--draw N`` (N > 0) keeps ``--seed``'s speaker split (tune readers stay tune readers) but draws
+the calls (speakers per call, conditions, pieces) from another random stream: more calls of the
+same readers (v3's readers have 7.5 min each), e.g. ``--version v3 --draw 1 --out .../corpus/v3-d1``;
+``--draw 0`` is the corpus as before. Pieces and voice prints are cached in ``--out``'s
+``../sources``.
+
 Speakers are split by speaker (sex-balanced, seeded): tune only on ``tune``. Each call's
 speakers share a sex (by F0) and are picked by CAM++ similarity to the first; most calls have
 2 speakers, some 3-6, and each part has one long call (check: 30 min, 10 speakers).
@@ -366,13 +372,19 @@ def make_call(folder: Path, uri: str, speakers: list[str], material: Material, i
     return entry
 
 
+def call_stream(seed: int, part_index: int, draw: int = 0) -> np.random.Generator:
+    """The random stream a part's calls are drawn from: draw 0 is the corpus's own, each other
+    draw another (the speaker split has a stream of its own, ``split_speakers``)."""
+    return np.random.default_rng([seed, 2, part_index] + ([draw] if draw else []))
+
+
 def make_part(part: str, out: Path, material: Material, info: dict, prints: dict, seed: int, root: Path,
-              recipe: Recipe, scale: float = 1.0) -> list[dict]:
+              recipe: Recipe, scale: float = 1.0, draw: int = 0) -> list[dict]:
     minutes, long_minutes, long_speakers, _, long_repeats = recipe.parts[part]
     minutes, long_minutes = minutes * scale, long_minutes * scale
     folder = out / part
     folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng([seed, 2, list(recipe.parts).index(part)])
+    rng = call_stream(seed, list(recipe.parts).index(part), draw)
     speakers = choose_speakers(long_speakers, material, info, prints, rng, richest=True)
     entries = [make_call(folder, f"{part}_long", speakers, material, info, long_minutes * 60, long_repeats, rng, root,
                          recipe.transcript)]
@@ -403,6 +415,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2222)
     parser.add_argument("--parts", default="tune,check", help="which parts to (re)write")
     parser.add_argument("--scale", type=float, default=1.0, help="the parts' minutes times this (a quick trial)")
+    parser.add_argument("--draw", type=int, default=0,
+                        help="N > 0: other calls of the same speaker split (write them to another --out)")
     args = parser.parse_args()
     recipe, out = RECIPES[args.version], args.out or default_out(args.version)
     cache = out.parent / "sources"
@@ -413,15 +427,18 @@ def main() -> None:
     entries = []
     for part in args.parts.split(","):
         material = Material(pieces, split[part], max_uses=recipe.max_uses, one_session=recipe.one_session)
-        entries += make_part(part, out, material, info, prints, args.seed, args.source, recipe, args.scale)
+        entries += make_part(part, out, material, info, prints, args.seed, args.source, recipe, args.scale, args.draw)
+    drawn = {"draw": args.draw} if args.draw else {}  # draw 0: the index as before
     for part in args.parts.split(","):
         mine = [e for e in entries if e["part"] == part]
         (out / part / "index.json").write_text(json.dumps(
-            {"version": args.version, "seed": args.seed, "part": part, "speakers": split[part], "calls": mine}, indent=1))
+            {"version": args.version, "seed": args.seed, **drawn, "part": part, "speakers": split[part],
+             "calls": mine}, indent=1))
     root_index = out / "index.json"
     kept = json.loads(root_index.read_text())["calls"] if root_index.exists() else []
     entries = [e for e in kept if e["part"] not in args.parts.split(",")] + entries  # parts not rewritten stay
-    index = {"version": args.version, "seed": args.seed, "source": recipe.source, "parts": split, "calls": entries}
+    index = {"version": args.version, "seed": args.seed, **drawn, "source": recipe.source, "parts": split,
+             "calls": entries}
     (out / "index.json").write_text(json.dumps(index, indent=1))
     hours = sum(e["duration"] for e in entries) / 3600
     print(f"{len(entries)} calls, {hours:.2f} h in {out}")

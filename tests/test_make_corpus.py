@@ -1,9 +1,10 @@
 """The corpus generator's material rules (scripts/make_corpus.py): with ``one_session`` (corpus
-v3) each speaker of a call reads from one recording session, the one with the most unused speech."""
+v3) each speaker of a call reads from one recording session, the one with the most unused speech;
+``--draw`` draws other calls of the same speaker split."""
 
 import numpy as np
 
-from scripts.make_corpus import RECIPES, Material, build_timeline
+from scripts.make_corpus import RECIPES, Material, build_timeline, call_stream, choose_speakers, split_speakers
 from witness.audio import SAMPLE_RATE
 
 
@@ -47,3 +48,28 @@ def test_a_v3_call_keeps_each_speaker_in_one_chapter():
     events = build_timeline(["a", "b"], material, 120.0, 1, np.random.default_rng(3))
     for speaker in ("a", "b"):
         assert _chapters(material, [e["piece"] for e in events if e["speaker"] == speaker]) == {"100"}
+
+
+def _calls(material: Material, info: dict, prints: dict, rng) -> list[list[tuple[str, int]]]:
+    """Three calls' speakers and pieces, as make_part draws them."""
+    calls = []
+    for _ in range(3):
+        speakers = choose_speakers(2, material, info, prints, rng)
+        events = build_timeline(speakers, material, 30.0, 1, rng)
+        calls.append([(e["speaker"], e["piece"]) for e in events])
+    return calls
+
+
+def test_a_draw_keeps_the_split_and_draws_other_calls():
+    info = {f"{n}": {"sex": "F" if n % 2 else "M", "subset": "dev-clean"} for n in range(8)}
+    prints = {s: np.random.default_rng([int(s)]).normal(size=8) for s in info}
+    split = split_speakers(info, 2222, RECIPES["v3"].parts)  # the split takes no draw
+    pieces = [_piece(s, "100", n, 4.0) for s in info for n in range(12)]
+    seed, tune = 2222, list(RECIPES["v3"].parts).index("tune")
+    # draw 0 is the stream the corpus was built from before draws existed
+    assert call_stream(seed, tune, 0).random(4).tolist() == np.random.default_rng([seed, 2, tune]).random(4).tolist()
+    drawn = {d: _calls(Material(pieces, split["tune"], max_uses=2, one_session=True), info, prints,
+                       call_stream(seed, tune, d)) for d in (0, 1, 2)}
+    assert drawn[0] != drawn[1] and drawn[1] != drawn[2] and drawn[0] != drawn[2]
+    for calls in drawn.values():
+        assert {s for call in calls for s, _ in call} <= set(split["tune"])
