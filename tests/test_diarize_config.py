@@ -36,6 +36,9 @@ def test_the_defaults_are_what_runs_by_default():
             "snorm_threshold": 5.0,
             "cannot_link_penalty": 3.0,
             "wideband_snorm_threshold": 7.0,
+            "second_cohort": "",
+            "second_weight": 0.0,
+            "second_snorm_threshold": None,
             "plda": "",
             "vbx_threshold": 0.5,
             "vbx_init_clusters": 20,
@@ -45,7 +48,7 @@ def test_the_defaults_are_what_runs_by_default():
         "piece_clustering": dataclasses.asdict(ClusteringConfig()),
         "split": {"min_turn": 1.0, "turn_seconds": 3.0, "threshold": 0.5, "min_turns": 2, "min_speech": 3.0,
                   "min_share": 0.2, "max_cosine": 0.65, "move_margin": 0.1,
-                  "mixed_cosine": 0.5},
+                  "mixed_cosine": 0.5, "min_speaker_share": 0.045, "small_speaker_cosine": 0.65},
     }
     assert config_for("ge2e").split is None and config_for("wespeaker").split is None
 

@@ -6,6 +6,7 @@
             ─▶ per-frame speaker count + reconstruction ─▶ turns
             ─▶ splitting (CAM++: a speaker whose turns are two voices becomes two, ``split``)
             ─▶ one speaker found: a second voice where CAM++ and GE2E both hear two (``second_voice``)
+            ─▶ a speaker with next to no speech of its own joins the closest other (``small_speakers``)
 
 Segmentation windows stream into the embedding stage, so embedding starts with the first
 windows (on the CPU the embedding thread also segments whenever no batch waits, so both cores
@@ -50,6 +51,7 @@ from witness.diarize.segmentation import (
     cut_windows, window_starts)
 from witness.diarize.mixed import mixed_windows
 from witness.diarize.second_voice import group_centroids, two_voices
+from witness.diarize.small_speakers import joined_turns, small_speaker_joins
 from witness.diarize.split import embedded_turns, middle, relabel, renumbered, split_speakers
 from witness.diarize.stream import SegmentationStream
 from witness.vad import SileroVad, fixed_subwindows
@@ -306,7 +308,7 @@ class Diarizer:
         if self.config.split.mixed_cosine is not None:
             out = self._unmixed(out, windows, bounds, duration, signal, known, report, clustering)
         out = self._split(out, signal, merge, bounds, report, known)
-        out = self._second_voice(out, signal, bounds, known)
+        out = self._small_joined(self._second_voice(out, signal, bounds, known), bounds)
         return replace(out, timings={**out.timings, **seconds})
 
     def clustering_for(self, signal: np.ndarray | None) -> ClusteringConfig:
@@ -409,6 +411,21 @@ class Diarizer:
                                                  centroids)
         log.debug("a second voice in the one speaker found: %d of %d long turns", int(voices.sum()), len(long))
         return SpeakerTurns(turns, exclusive, found.found + 1, timings, centroids)
+
+    def _small_joined(self, found: SpeakerTurns, bounds: SpeakerBounds) -> SpeakerTurns:
+        """``found`` with each speaker under ``min_speaker_share`` of the speech joined to the
+        closest other (``small_speakers``); as it is when the user fixed the count."""
+        config = self.config.split
+        if config.min_speaker_share <= 0 or bounds.target is not None:
+            return found
+        joins = small_speaker_joins(found.exclusive_turns, found.centroids, config.min_speaker_share,
+                                    config.small_speaker_cosine, bounds.low)
+        if not joins:
+            return found
+        log.debug("speakers with next to no speech joined to another: %s", joins)
+        turns, exclusive, centroids = renumbered(joined_turns(found.turns, joins),
+                                                 joined_turns(found.exclusive_turns, joins), found.centroids)
+        return SpeakerTurns(turns, exclusive, found.found - len(joins), found.timings, centroids)
 
     def embed_pieces(self, signal: np.ndarray, progress: Progress | None = None) -> PieceEmbeddings:
         """The fallback path's first half: VAD speech regions cut into pieces, each embedded."""

@@ -1,0 +1,73 @@
+"""The last step of the diarization: a found speaker with next to no speech of its own joins
+another (``SplitConfig.min_speaker_share``).
+
+Clustering leaves pieces of one voice as speakers of their own where their centroids score
+just under the s-norm cut (narrowband 2-speaker calls of corpus v2: extras of 1-24 s, mostly
+one person's speech, ``scripts/stage_confusion.py --trace``). A found speaker whose exclusive
+speech is under ``min_share`` of the call's goes to the speaker, of those at or above it, whose
+centroid is the most similar (cosine; the one who talks most when either has none).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from witness.diarize.clustering import normalized
+from witness.transcript import Turn
+
+
+def speech_shares(exclusive: tuple[Turn, ...]) -> dict[str, float]:
+    """{speaker: share of the exclusive speech} of ``exclusive`` turns."""
+    seconds: dict[str, float] = {}
+    for t in exclusive:
+        seconds[t.speaker] = seconds.get(t.speaker, 0.0) + t.duration
+    total = sum(seconds.values())
+    return {s: x / total if total > 0 else 0.0 for s, x in seconds.items()}
+
+
+def small_speaker_joins(exclusive: tuple[Turn, ...], centroids: Mapping[str, np.ndarray], min_share: float,
+                        min_cosine: float = -1.0, fewest: int = 1) -> dict[str, str]:
+    """{speaker: the speaker it joins} for each speaker of ``exclusive`` with under ``min_share``
+    of the speech whose closest centroid scores at least ``min_cosine`` (smallest first, while
+    more than ``fewest`` speakers are left)."""
+    shares = speech_shares(exclusive)
+    kept = [s for s in shares if shares[s] >= min_share]
+    small = sorted((s for s in shares if shares[s] < min_share), key=shares.__getitem__)
+    joins = {}
+    for speaker in small:
+        if len(shares) - len(joins) <= fewest:
+            break
+        to, cosine = _closest(speaker, kept, centroids, shares)
+        if cosine >= min_cosine:
+            joins[speaker] = to
+    return joins
+
+
+def _closest(speaker: str, kept: list[str], centroids: Mapping[str, np.ndarray],
+             shares: dict[str, float]) -> tuple[str, float]:
+    """The speaker of ``kept`` whose centroid is the most similar to ``speaker``'s and that
+    cosine; the one with the most speech (cosine 1) where a centroid is missing."""
+    usable = [s for s in kept if _embedded(centroids.get(s))]
+    if not usable or not _embedded(centroids.get(speaker)):
+        return max(kept, key=shares.__getitem__), 1.0
+    scores = normalized(np.stack([centroids[s] for s in usable])) @ normalized(centroids[speaker])
+    return usable[int(np.argmax(scores))], float(scores.max())
+
+
+def _embedded(centroid: np.ndarray | None) -> bool:
+    return centroid is not None and bool(np.isfinite(centroid).all() and np.any(centroid))
+
+
+def joined_turns(turns: tuple[Turn, ...], joins: Mapping[str, str]) -> tuple[Turn, ...]:
+    """``turns`` with each speaker of ``joins`` renamed, touching or overlapping turns of one
+    speaker made one, sorted by start."""
+    out: list[Turn] = []
+    for t in sorted((Turn(t.start, t.end, joins.get(t.speaker, t.speaker)) for t in turns),
+                    key=lambda t: (t.speaker, t.start)):
+        if out and out[-1].speaker == t.speaker and t.start <= out[-1].end:
+            out[-1] = Turn(out[-1].start, max(out[-1].end, t.end), t.speaker)
+        else:
+            out.append(t)
+    return tuple(sorted(out, key=lambda t: (t.start, t.end, t.speaker)))
