@@ -43,6 +43,13 @@ groups' mean between- over within-group cosine of the turns (calls 0.718-0.970, 
 0.585 (v2 muted tune_022), then 0.838-0.974: 2 calls past the lone voices, as the centroids'
 cosine splits 3); 2-means of 1.5 s pieces of the long turns instead of their middle 3 s (files
 with 6+ pieces: the 14 calls' groups 0.357-0.835, lone voices' 0.317-0.935, interleaved).
+Measured and dropped (issue 22, session 13; an ad hoc replay over ``stage_confusion.stages``,
+2-6-speaker tune calls at bbed99e): the same check on every found speaker of a call with 2 or more
+found, for the lost speakers of 3-4-speaker calls that hide inside another found speaker. Of the
+found speakers with 4+ long turns, v1 split 6 holding two people (tune_023, 025, 057, 061, 082,
+100) and 9 holding one voice, v2 0 and 1, v3 0 and 3; the CAM++ cosines of the two kinds
+interleave (two people 0.30-0.73, one voice 0.31-0.73): 2-4-speaker calls right v1 +4 -6, v2 -1,
+v3 -1.
 """
 
 from __future__ import annotations
