@@ -49,7 +49,14 @@ segmentation gave them no local speaker of their own, their speech is in rows un
 person), 2 had one AHC cluster of one row that ``min_cluster_size`` merged away (v1 tune_082,
 v3 tune_004), 3 were joined by the s-norm merge (v1 tune_045 at 5.2, narrowband, clusters of
 29 and 10 rows; tune_061 at 7.8, wideband, 11 and 11; v2 tune_019 at 10.9 with a cannot-link,
-wideband, a speaker with 4% of the speech). Extra speakers: v1 8 (6 made by the clustering,
+wideband, a speaker with 4% of the speech). Why the split, which sees each
+inside a found speaker with another person, does not part them (the long turns it embedded,
+each named by the reference speaker of most of it): in 6 of those calls the lost speaker has a
+single long turn in its host (v1 tune_026, 040, 045, 061, 079; v2 tune_019; a group needs 2),
+cosine 0.30-0.64 with the host's other person (one voice's two most different turn groups score
+down to 0.31, ``witness.diarize.second_voice``); in 4 its turns form a group but score 0.68-0.84
+with the host's other person, over ``max_cosine`` 0.65 (v1 tune_035, 049, 082; v3 tune_004).
+Extra speakers: v1 8 (6 made by the clustering,
 2-6 s; one by the split, 2 s; one by the unmixing, wideband, 7 s), v2 24 (23 by the clustering,
 1-24 s, median 6 s, 37-98% one person's speech, median 86%; in 7 of their 11 calls the
 clustering's best pair left scored 4.0-4.8, just under the cut of 5; one by the unmixing, 3 s),
