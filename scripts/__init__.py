@@ -38,6 +38,7 @@ Diarization and the merge (cases in ``diarization_cases``; stereo calls in ``ste
     turn_pair_scores         do the split's turn embeddings tell one voice from two better than windows?
     train_plda               the PLDA of the VBx option, trained on the tune parts only
     channel_compensation     would a channel transform of the embeddings count narrowband calls better? (no)
+    codec_share              the same calls through each telephone channel and codec: the codec's own share
     second_voice_study       a call heard as one voice against one voice alone: what CAM++ and GE2E each hear
     measure_corpus           where the diarization error is on a corpus part: DER split and count, per condition
     sherpa_compare           sherpa-onnx with Witness's two models (its own venv), for comparison

@@ -29,6 +29,29 @@ class SegmentationConfig:
     with min_cluster_size 6 v1's 3-4 speaker calls are back to 20/30 but at 31.6% (31.2%).
     What the model fixes (10 s windows, 3 local speakers, 589 frames of 270 samples) is in
     ``witness.diarize.segmentation``.
+
+    Measured and dropped (issue 22; why: ``scripts/codec_share.py``): on narrowband audio, the
+    silence class's log-probability lowered by 2 before the powerset is decoded, in frames whose
+    power (their 991 samples) is within 10 dB of the call's speech level (mean power of its 10 ms
+    frames within 35 dB of the 95th percentile's). Opus at 6 kbit/s smears loud, reverberant
+    speech and segmentation-3.0 hears much of it as nobody (v3 tune_002: 34.8% of its speech).
+    Speech frames heard, recall / false alarm (segmentation alone, tune parts' narrowband calls):
+    v3 opus 86.8/3.5% -> 94.8/4.5%, v1 telephone 94.0/5.6% -> 96.3/6.2%, the other bands and
+    parts +0-0.9 recall, +0-2.5 false alarm; a flat bias of 1 on every frame (v3 opus 95.9/7.5%)
+    added as much false alarm as speech on telephone and amr-nb (+0.6-3.3 recall, +2.2-3.8 false
+    alarm). Tune parts against a1b9878
+    (``measure_counting.py --sets tune -v``, the narrowband calls embedded again; 2-4-speaker
+    calls counted right, strict DER): v1 67 -> 71 of 92, 26.02% -> 25.9%; v2 18/28 both,
+    20.45% -> 20.3%; v3 12 -> 14 of 15, 19.18% -> 16.8% (tune_002 2 -> 1 at 68.9%: 2 at 25.8%;
+    tune_014 6 -> 3: 4); dev set 17.1% -> 17.0%, the four dev calls right. The guards broke: v2
+    muted-tune 15 -> 12 of 20 heard as one, 14.3% -> 18.0% (the muted party's stretches, the
+    call's own noise, lie within 10 dB of the speech on calls at 5-6 dB SNR: false alarm 10% ->
+    22%), onevoice-tune 16/20, 5.4% -> 5.7%. Biased only in frames also 12 dB over the noise
+    floor (10th percentile of 10 ms power): v1 67/92 26.0%, v2 18/28 20.3%, v3 14/15 16.7%, dev 17.1%;
+    muted-tune 14/20 15.6% (the noisy calls as before; tune_012, Opus 8 kbit/s at 25 dB SNR,
+    1 -> 3 speakers, 18.6% -> 54.6%, its 2-speaker call 2 -> 8), onevoice-tune 16/20 5.8%.
+    Not kept: a guard lost either way, and past v3's Opus calls the gain is small (v1, v2
+    counts unchanged).
     """
 
     window_step: float = 1.0
