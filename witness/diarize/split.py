@@ -8,7 +8,10 @@ at least ``min_turn`` seconds is embedded on its own (its middle ``turn_seconds`
 turns of each speaker are clustered as the window embeddings are (AHC, then the s-norm merge
 against the cohort). A group of at least ``min_turns`` turns, ``min_speech`` seconds and
 ``min_share`` of the speaker's embedded speech, whose centroid's cosine with every larger kept
-group is under ``max_cosine``, becomes a speaker of its own; other groups join the closest kept one. Shorter turns, and the overlapped stretches
+group is under ``max_cosine``, becomes a speaker of its own; so does a single turn of at least
+``lone_turn`` seconds whose cosine with every larger kept group and with the mean of every
+other speaker's turns is under ``lone_cosine`` (a voice the clustering never gave a speaker,
+heard in one turn inside another's); other groups join the closest kept one. Shorter turns, and the overlapped stretches
 of the regular turns, follow the nearest embedded turn of their speaker in time. None is
 added past the largest count the user allows. Then each embedded turn whose cosine with the
 mean of another speaker's embedded turns beats that with the mean of its own speaker's other
@@ -51,10 +54,13 @@ class SplitTurns:
     normed: np.ndarray
 
 
-def voice_groups(embeddings: np.ndarray, seconds: np.ndarray, merge: ScoreMerge, config: SplitConfig) -> np.ndarray:
+def voice_groups(embeddings: np.ndarray, seconds: np.ndarray, merge: ScoreMerge, config: SplitConfig,
+                 others: np.ndarray) -> np.ndarray:
     """(n,) group of each of one speaker's embedded turns ((n, dim), their (n,) durations):
     0 for the group with the most speech, 1... for the others kept (``SplitConfig``); a group
-    not kept joins the kept group with the closest centroid."""
+    not kept joins the kept group with the closest centroid. ``others``: (k, dim) unit means
+    of the other speakers' embedded turns, which a group of one turn must be far from too (a
+    turn of a voice found elsewhere is the moves' to give back)."""
     normed = normalized(embeddings)
     labels = merge_by_snorm(normed, ahc(normed, config.threshold), merge)
     k = int(labels.max()) + 1
@@ -64,8 +70,11 @@ def voice_groups(embeddings: np.ndarray, seconds: np.ndarray, merge: ScoreMerge,
     order = np.argsort(-speech, kind="stable")
     kept = [int(order[0])]
     for g in order[1:]:
-        if (counts[g] >= config.min_turns and speech[g] >= max(config.min_speech, config.min_share * speech.sum())
-                and (centroids[kept] @ centroids[g]).max() < config.max_cosine):
+        cosine = (centroids[kept] @ centroids[g]).max()
+        lone = (counts[g] == 1 and speech[g] >= config.lone_turn and cosine < config.lone_cosine
+                and (not len(others) or (others @ centroids[g]).max() < config.lone_cosine))
+        if lone or (counts[g] >= config.min_turns and speech[g] >= max(config.min_speech, config.min_share * speech.sum())
+                    and cosine < config.max_cosine):
             kept.append(int(g))
     closest = np.array(kept)[np.argmax(centroids @ centroids[kept].T, axis=1)]
     rank = {g: i for i, g in enumerate(kept)}
@@ -184,7 +193,10 @@ def _split(look: _Look, speaker: str, merge: ScoreMerge, config: SplitConfig, ro
     if len(index) < 2 * config.min_turns or room < 1:
         return [speaker]
     runs = [look.long[i] for i in index]
-    groups = voice_groups(look.normed[index], np.array([t.duration for t in runs]), merge, config)
+    others = [normalized(look.normed[[label == name for label in look.labels]].mean(axis=0))
+              for name in dict.fromkeys(look.labels) if name != speaker]
+    groups = voice_groups(look.normed[index], np.array([t.duration for t in runs]), merge, config,
+                          np.reshape(others, (len(others), look.normed.shape[1])))
     groups = np.minimum(groups, min(int(groups.max()), room)).astype(np.int64)
     names = [speaker] + [f"{speaker}.{g}" for g in range(1, int(groups.max()) + 1)]
     if len(names) > 1:
