@@ -51,7 +51,13 @@ class SegmentationConfig:
     muted-tune 14/20 15.6% (the noisy calls as before; tune_012, Opus 8 kbit/s at 25 dB SNR,
     1 -> 3 speakers, 18.6% -> 54.6%, its 2-speaker call 2 -> 8), onevoice-tune 16/20 5.8%.
     Not kept: a guard lost either way, and past v3's Opus calls the gain is small (v1, v2
-    counts unchanged).
+    counts unchanged). An untested lead (replayed, not in the pipeline): the floor-gated bias only
+    on calls where the plain decoding hears at least 20% of those loud frames as nobody (v3 tune
+    tune_002 37%, tune_014 25%; every other tune, muted-tune, onevoice-tune and dev file under
+    20%, v2 muted tune_020 19.5% the nearest, v1 tune_057/065/071/099 21-40% unchanged by it):
+    v3 12 -> 13 of 15, 19.2% -> 16.7% (tune_002 2 -> 2 at 25.8%, tune_014 6 -> 4 at 33.2%), v1,
+    v2, the guards and dev the same by construction. It needs a second decoding (and embedding)
+    of those calls' windows once the first pass has measured the share.
     """
 
     window_step: float = 1.0
