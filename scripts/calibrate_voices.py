@@ -33,7 +33,8 @@ from witness.diarize.config import SpeakerBounds
 from witness.diarize.pieces import speech_centroid
 from witness.diarize.pipeline import Diarizer
 from witness.models.diarization_choice import choose_models
-from witness.voices.enroll import MIN_SPEECH_SECONDS, speech_seconds
+from witness.transcript import speech_seconds
+from witness.voices.enroll import MIN_SPEECH_SECONDS
 
 
 @dataclass(frozen=True)

@@ -246,6 +246,14 @@ def _turn_from_dict(d: Mapping[str, Any]) -> Turn:
     return Turn(start=float(d["start"]), end=float(d["end"]), speaker=str(d["speaker"]))
 
 
+def speech_seconds(exclusive_turns: Iterable[Turn]) -> dict[str, float]:
+    """Seconds each speaker talks alone (in ``exclusive_turns``), largest first."""
+    seconds: dict[str, float] = {}
+    for turn in exclusive_turns:
+        seconds[turn.speaker] = seconds.get(turn.speaker, 0.0) + turn.end - turn.start
+    return dict(sorted(seconds.items(), key=lambda kv: -kv[1]))
+
+
 def speakers_in_order(labels: Iterable[str | None]) -> tuple[str, ...]:
     """Distinct speaker labels in order of first appearance, unattributed left out."""
     return tuple(dict.fromkeys(s for s in labels if s is not None))

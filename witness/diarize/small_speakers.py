@@ -15,14 +15,13 @@ from typing import Mapping
 import numpy as np
 
 from witness.diarize.clustering import normalized
-from witness.transcript import Turn
+from witness.diarize.split import joined
+from witness.transcript import Turn, speech_seconds
 
 
 def speech_shares(exclusive: tuple[Turn, ...]) -> dict[str, float]:
     """{speaker: share of the exclusive speech} of ``exclusive`` turns."""
-    seconds: dict[str, float] = {}
-    for t in exclusive:
-        seconds[t.speaker] = seconds.get(t.speaker, 0.0) + t.duration
+    seconds = speech_seconds(exclusive)
     total = sum(seconds.values())
     return {s: x / total if total > 0 else 0.0 for s, x in seconds.items()}
 
@@ -63,11 +62,5 @@ def _embedded(centroid: np.ndarray | None) -> bool:
 def joined_turns(turns: tuple[Turn, ...], joins: Mapping[str, str]) -> tuple[Turn, ...]:
     """``turns`` with each speaker of ``joins`` renamed, touching or overlapping turns of one
     speaker made one, sorted by start."""
-    out: list[Turn] = []
-    for t in sorted((Turn(t.start, t.end, joins.get(t.speaker, t.speaker)) for t in turns),
-                    key=lambda t: (t.speaker, t.start)):
-        if out and out[-1].speaker == t.speaker and t.start <= out[-1].end:
-            out[-1] = Turn(out[-1].start, max(out[-1].end, t.end), t.speaker)
-        else:
-            out.append(t)
-    return tuple(sorted(out, key=lambda t: (t.start, t.end, t.speaker)))
+    renamed = joined(Turn(t.start, t.end, joins.get(t.speaker, t.speaker)) for t in turns)
+    return tuple(sorted(renamed, key=lambda t: (t.start, t.end, t.speaker)))

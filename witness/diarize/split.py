@@ -135,13 +135,19 @@ def _moved(turns: tuple[Turn, ...], span: Turn, to: str) -> tuple[Turn, ...]:
             continue
         a, b = max(t.start, span.start), min(t.end, span.end)
         out += [Turn(t.start, a, t.speaker)] * (a > t.start) + [Turn(a, b, to)] + [Turn(b, t.end, t.speaker)] * (t.end > b)
-    joined: list[Turn] = []
-    for t in sorted(out, key=lambda t: (t.speaker, t.start)):
-        if joined and joined[-1].speaker == t.speaker and t.start <= joined[-1].end:
-            joined[-1] = Turn(joined[-1].start, max(joined[-1].end, t.end), t.speaker)
+    return joined(out)
+
+
+def joined(turns) -> tuple[Turn, ...]:
+    """``turns`` with the turns of one speaker that overlap or touch made one, by speaker then
+    start."""
+    out: list[Turn] = []
+    for t in sorted(turns, key=lambda t: (t.speaker, t.start)):
+        if out and out[-1].speaker == t.speaker and t.start <= out[-1].end:
+            out[-1] = Turn(out[-1].start, max(out[-1].end, t.end), t.speaker)
         else:
-            joined.append(t)
-    return tuple(joined)
+            out.append(t)
+    return tuple(out)
 
 
 def _moves(normed: np.ndarray, labels: list[str], margin: float) -> list[tuple[int, str]]:

@@ -12,22 +12,14 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from witness.errors import InputError, UsageError
-from witness.transcript import Transcript, Turn
+from witness.transcript import Transcript, speech_seconds
 from witness.voices.store import Voice, VoicePrint
 
 MIN_SPEECH_SECONDS = 5.0  # less speech gives a print too noisy to trust (calibrated on 5–6 s pieces)
 OTHER_VOICE_SHARE = 0.15  # another voice with at least this share of the speech: refused (a choice, not measured)
-
-
-def speech_seconds(exclusive_turns: Iterable[Turn]) -> dict[str, float]:
-    """Seconds each speaker talks alone (in ``exclusive_turns``), largest first."""
-    seconds: dict[str, float] = {}
-    for turn in exclusive_turns:
-        seconds[turn.speaker] = seconds.get(turn.speaker, 0.0) + turn.end - turn.start
-    return dict(sorted(seconds.items(), key=lambda kv: -kv[1]))
 
 
 def enrollment_print(transcript: Transcript, speaker: str | None = None) -> VoicePrint:
