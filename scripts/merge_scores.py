@@ -103,22 +103,33 @@ def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray
     s-norm + w x the second model's s-norm (``clustering.SecondScore``)."""
     normed = C.normalized(train.embeddings)
     _, _, labels = C.ahc_start(normed, config.threshold, config.linkage, config.min_cluster_size)
-    rivals = C.rival_pairs(train)
     merge = C.ScoreMerge(cohort, config.cohort_top, config.snorm_threshold, config.cannot_link_penalty,
                          None if fused is None else C.SecondScore(second, *fused))
     steps = []
-    while labels.max() + 1 > 1:
-        a, b, score, linked = C.next_merge(normed, labels, merge, rivals)
-        owner = [np.bincount(reference[(labels == c) & (reference >= 0)]).argmax()
-                 if reference is not None and ((labels == c) & (reference >= 0)).any() else -1 for c in (a, b)]
+    for labels, a, b, score, linked in merge_chain(normed, labels, merge, C.rival_pairs(train)):
+        owner = [-1, -1] if reference is None else owners(labels, reference, int(labels.max()) + 1)[[a, b]]
         sizes = [int((labels == a).sum()), int((labels == b).sum())]
         steps.append({"k": int(labels.max()) + 1, "score": score, "sizes": sizes, "linked": linked,
                       "two_people": bool(owner[0] != owner[1] and min(owner) >= 0)})
         if second is not None:
             ca, cb = (C.normalized(second[labels == c].mean(axis=0)) for c in (a, b))
             steps[-1]["second"] = float(ca @ cb)
-        labels = C.joined(labels, a, b)
     return steps
+
+
+def merge_chain(normed: np.ndarray, labels: np.ndarray, merge: C.ScoreMerge, rivals: np.ndarray):
+    """The s-norm merges from the clusters ``labels`` down to one, best pair first, whatever
+    their score: (labels before the merge, a, b, score, linked) as ``clustering.next_merge``."""
+    while labels.max() + 1 > 1:
+        a, b, score, linked = C.next_merge(normed, labels, merge, rivals)
+        yield labels, a, b, score, linked
+        labels = C.joined(labels, a, b)
+
+
+def owners(labels: np.ndarray, reference: np.ndarray, k: int) -> np.ndarray:
+    """(k,) the reference speaker most of each cluster's clean rows hold (-1: none clean)."""
+    return np.array([np.bincount(reference[(labels == c) & (reference >= 0)]).argmax()
+                     if ((labels == c) & (reference >= 0)).any() else -1 for c in range(k)])
 
 
 def best_cut(calls: list[tuple[int, list[dict]]]) -> tuple[int, float]:

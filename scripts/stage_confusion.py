@@ -80,11 +80,12 @@ from scipy.optimize import linear_sum_assignment
 from scripts.counting_sets import CORPUS, set_items
 from scripts.diarization_cases import der_parts
 from scripts.measure_counting import PieceCache, _cohort_without, cached_windows, reference_labels
+from scripts.merge_scores import merge_chain, owners
 from witness.audio import load_audio
 from witness.diarize import clustering as C, pipeline as pipeline_module
 from witness.diarize.clustering import score_merge
 from witness.diarize.config import SpeakerBounds, config_for
-from witness.diarize.pipeline import Diarizer, SpeakerTurns, _Reporter
+from witness.diarize.pipeline import Diarizer, _Reporter
 from witness.evaluate import diarization_error
 from witness.models.diarization_choice import choose_models
 
@@ -154,12 +155,6 @@ class Trace:
     owned: set
 
 
-def _owners(labels: np.ndarray, reference: np.ndarray, k: int) -> np.ndarray:
-    """(k,) the reference speaker most of each cluster's clean rows hold (-1: none clean)."""
-    return np.array([np.bincount(reference[(labels == c) & (reference >= 0)]).argmax()
-                     if ((labels == c) & (reference >= 0)).any() else -1 for c in range(k)])
-
-
 def clustering_trace(windows, item, clustering, exclude) -> Trace:
     """The clustering of ``item``'s training embeddings (less ``exclude``) replayed with
     ``clustering``'s rule, each cluster named by its clean rows' reference speaker."""
@@ -179,27 +174,26 @@ def clustering_trace(windows, item, clustering, exclude) -> Trace:
     raw_labels = C._renumber(fcluster(dendrogram, clustering.threshold, criterion="distance"))
     raw = np.zeros(len(names), dtype=int)
     k = int(raw_labels.max()) + 1
-    for c, owner in enumerate(_owners(raw_labels, reference, k)):
+    for c, owner in enumerate(owners(raw_labels, reference, k)):
         if owner >= 0:
             raw[owner] = max(raw[owner], int((raw_labels == c).sum()))
     merge, rivals = C.score_merge(clustering), C.rival_pairs(train)
     k = int(labels.max()) + 1
-    kept = np.isin(np.arange(len(names)), _owners(labels, reference, k))
+    kept = np.isin(np.arange(len(names)), owners(labels, reference, k))
     taken, stop = {}, None
-    while labels.max() + 1 > 1:
-        a, b, score, linked = C.next_merge(normed, labels, merge, rivals)
+    for before, a, b, score, linked in merge_chain(normed, labels, merge, rivals):
         if score < merge.threshold:
             stop = score
             break
-        owner = _owners(labels, reference, int(labels.max()) + 1)
+        owner = owners(before, reference, int(before.max()) + 1)
         if owner[a] != owner[b] and min(owner[a], owner[b]) >= 0:  # two people: each whose last cluster it was
             for mine, other in ((a, b), (b, a)):
                 if int(owner[mine]) not in taken and (owner == owner[mine]).sum() == 1:
-                    taken[int(owner[mine])] = (score, int((labels == mine).sum()), int((labels == other).sum()), linked)
-        labels = C.joined(labels, a, b)
+                    taken[int(owner[mine])] = (score, int((before == mine).sum()), int((before == other).sum()), linked)
+        labels = C.joined(before, a, b)
     k = int(labels.max()) + 1
     return Trace(names, rows, raw, min_size, kept, taken, k, stop, int(np.bincount(labels).min()),
-                 {int(o) for o in _owners(labels, reference, k) if o >= 0})
+                 {int(o) for o in owners(labels, reference, k) if o >= 0})
 
 
 def matched(table: np.ndarray) -> dict:
