@@ -39,6 +39,17 @@ def no_enrolled_voices(tmp_path_factory, monkeypatch) -> Path:
     return folder
 
 
+@pytest.fixture()
+def empty_models_dir(tmp_path, monkeypatch) -> Path:
+    """A user's machine with nothing cached and no WITNESS_MODELS_DIR: an empty model cache
+    under tmp_path and an empty models folder, returned, for a test to put model files in."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
+    models = tmp_path / "models"
+    models.mkdir()
+    return models
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     """../shared, for the dev set (real calls and meetings, not redistributable here): the

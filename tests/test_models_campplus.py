@@ -97,28 +97,20 @@ def test_a_graph_that_disagrees_with_numpy_is_never_published(campplus_checkpoin
     assert list(tmp_path.iterdir()) == []
 
 
-def test_campplus_onnx_path_converts_once_into_the_cache(campplus_checkpoint, tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
-    models = tmp_path / "models"
-    models.mkdir()
-    shutil.copy(campplus_checkpoint, models / CAMPPLUS_CHECKPOINT.name)
-    path = campplus_onnx_path(models_dir=models, offline=True)
+def test_campplus_onnx_path_converts_once_into_the_cache(campplus_checkpoint, empty_models_dir):
+    shutil.copy(campplus_checkpoint, empty_models_dir / CAMPPLUS_CHECKPOINT.name)
+    path = campplus_onnx_path(models_dir=empty_models_dir, offline=True)
     assert path == store.cache_dir() / converted_name(CAMPPLUS_CHECKPOINT.sha256)
     stamp = path.stat().st_mtime_ns
-    assert campplus_onnx_path(models_dir=models, offline=True) == path
+    assert campplus_onnx_path(models_dir=empty_models_dir, offline=True) == path
     assert path.stat().st_mtime_ns == stamp  # found, not converted again
     assert not list(path.parent.glob("*.tmp"))
 
 
-def test_a_stale_converted_file_is_refused(converted, tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
-    models = tmp_path / "models"
-    models.mkdir()
-    copy = models / converted.name
+def test_a_stale_converted_file_is_refused(converted, empty_models_dir):
+    copy = empty_models_dir / converted.name
     shutil.copy(converted, copy)
-    assert campplus_onnx_path(models_dir=models, offline=True) == copy
+    assert campplus_onnx_path(models_dir=empty_models_dir, offline=True) == copy
     copy.write_bytes(copy.read_bytes()[:4000])
     with pytest.raises(ModelError, match="CAM\\+\\+ model is damaged or stale"):
-        campplus_onnx_path(models_dir=models, offline=True)
+        campplus_onnx_path(models_dir=empty_models_dir, offline=True)

