@@ -171,13 +171,28 @@ def test_one_long_turn_of_another_voice_becomes_a_speaker(reference, sample_audi
     """speaker90's turns and speaker91's one 6.7 s turn at 21.8 s (6.1 s of it alone) under
     one label, speaker91's other turns left out (a voice the clustering never gave a speaker,
     with one long turn in another's): with ``SplitConfig.lone_turn`` under its length the turn
-    alone is a voice of its own, which a group of one turn could not be before; the shipped
-    8 s leaves it where it is."""
+    alone is a voice of its own, which a group of one turn could not be before; 8 s leaves it
+    where it is (without the short-turn rule, which takes it: the next test)."""
     turns = one_label(t for t in reference if t.speaker == "speaker90" or t.start == 21.78)
     merge = score_merge(CAMPPLUS_CLUSTERING)
     out = split_speakers(turns, exclusive(turns), {}, sample_audio, embedder.embed, merge, SplitConfig(lone_turn=5.0))
     assert out.added == 1 and long_turns_follow_their_speaker(out)
     (voice,) = {t.speaker for t in out.long if t.start < 25.0 < t.end}
     assert [t for t in out.long if t.speaker == voice] == [t for t in out.long if t.start < 25.0 < t.end]
-    for config in (SplitConfig(), SplitConfig(lone_turn=5.0, lone_cosine=-1.0)):
+    for config in (SplitConfig(short_cosine=-1.0), SplitConfig(lone_turn=5.0, lone_cosine=-1.0, short_cosine=-1.0)):
+        assert split_speakers(turns, exclusive(turns), {}, sample_audio, embedder.embed, merge, config).added == 0
+
+
+def test_one_short_turn_of_another_voice_becomes_a_speaker_in_a_small_call(reference, sample_audio, embedder):
+    """speaker90's turns and speaker91's 3.4 s turn at 14.5 s (3.2 s of it alone) under one
+    label: the turn, far from every other (cosine under ``SplitConfig.short_cosine``, 0.4),
+    is a voice of its own in a call of at most ``short_speakers`` speakers (a lost voice whose
+    turns are all short); not with the short-turn rule off, nor in a call with more speakers
+    (a many-speaker meeting, where such turns split a voice in two)."""
+    turns = one_label(t for t in reference if t.speaker == "speaker90" or t.start == 14.49)
+    merge = score_merge(CAMPPLUS_CLUSTERING)
+    out = split_speakers(turns, exclusive(turns), {}, sample_audio, embedder.embed, merge, SplitConfig())
+    assert out.added == 1 and long_turns_follow_their_speaker(out)
+    assert [t for t in out.long if t.speaker == "SPEAKER_01"] == [t for t in out.long if t.start < 16.0 < t.end]
+    for config in (SplitConfig(short_cosine=-1.0), SplitConfig(short_speakers=0)):
         assert split_speakers(turns, exclusive(turns), {}, sample_audio, embedder.embed, merge, config).added == 0

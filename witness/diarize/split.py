@@ -11,7 +11,10 @@ against the cohort). A group of at least ``min_turns`` turns, ``min_speech`` sec
 group is under ``max_cosine``, becomes a speaker of its own; so does a single turn of at least
 ``lone_turn`` seconds whose cosine with every larger kept group and with the mean of every
 other speaker's turns is under ``lone_cosine`` (a voice the clustering never gave a speaker,
-heard in one turn inside another's); other groups join the closest kept one. Shorter turns, and the overlapped stretches
+heard in one turn inside another's), and a single turn of at least ``short_turn`` seconds
+under the lower ``short_cosine`` in a call of at most ``short_speakers`` speakers (a lost
+voice whose turns are all short; not in a many-speaker meeting); other groups join the
+closest kept one. Shorter turns, and the overlapped stretches
 of the regular turns, follow the nearest embedded turn of their speaker in time. None is
 added past the largest count the user allows. Then each embedded turn whose cosine with the
 mean of another speaker's embedded turns beats that with the mean of its own speaker's other
@@ -60,7 +63,8 @@ def voice_groups(embeddings: np.ndarray, seconds: np.ndarray, merge: ScoreMerge,
     0 for the group with the most speech, 1... for the others kept (``SplitConfig``); a group
     not kept joins the kept group with the closest centroid. ``others``: (k, dim) unit means
     of the other speakers' embedded turns, which a group of one turn must be far from too (a
-    turn of a voice found elsewhere is the moves' to give back)."""
+    turn of a voice found elsewhere is the moves' to give back); a short one only while k is
+    under ``short_speakers``."""
     normed = normalized(embeddings)
     labels = merge_by_snorm(normed, ahc(normed, config.threshold), merge)
     k = int(labels.max()) + 1
@@ -71,8 +75,10 @@ def voice_groups(embeddings: np.ndarray, seconds: np.ndarray, merge: ScoreMerge,
     kept = [int(order[0])]
     for g in order[1:]:
         cosine = (centroids[kept] @ centroids[g]).max()
-        lone = (counts[g] == 1 and speech[g] >= config.lone_turn and cosine < config.lone_cosine
-                and (not len(others) or (others @ centroids[g]).max() < config.lone_cosine))
+        apart = max(cosine, (others @ centroids[g]).max(initial=-1.0))  # from the other speakers too
+        lone = counts[g] == 1 and (speech[g] >= config.lone_turn and apart < config.lone_cosine
+                                   or speech[g] >= config.short_turn and apart < config.short_cosine
+                                   and len(others) < config.short_speakers)
         if lone or (counts[g] >= config.min_turns and speech[g] >= max(config.min_speech, config.min_share * speech.sum())
                     and cosine < config.max_cosine):
             kept.append(int(g))
