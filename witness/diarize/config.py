@@ -261,7 +261,11 @@ class SplitConfig:
         ``turn_seconds`` (3.0 s: bounds the cost on long monologues).
     threshold: the AHC cut of the turn embeddings before the clustering's s-norm merge (0.5).
     min_turns, min_speech, min_share: a group needs 2 turns, 3.0 s of them and 20% of its
-        speaker's embedded speech to be a speaker of its own...
+        speaker's embedded speech to be a speaker of its own (issue 22, at dcc78b0, the tune
+        parts as for ``short_turn`` below, 2-4-speaker calls right of v1+v2+v3+draws' 203: 151;
+        min_speech 2: the same 151 call by call; min_share 0.15: 149, 0.1: 146, either
+        min_speech: v3 tune_009 and v2 tune_022, 2 speakers, 2 -> 3, v3-d3 tune_022 3 -> 4;
+        v3-d3 tune_021 2 -> 3 right)...
     max_cosine: ...and a centroid whose cosine with each larger group's is under 0.65.
     lone_turn, lone_cosine: a single turn of at least ``lone_turn`` seconds (8.0; the group's
         speech and share not asked) is a speaker of its own when its cosine with each larger
