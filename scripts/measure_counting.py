@@ -20,7 +20,9 @@ embeds the long turns again each time) and scoring.
     PYTHONPATH=. python scripts/measure_counting.py --sets check -v               # the verdict
     PYTHONPATH=. python scripts/measure_counting.py --sets dev -v --no-split      # without the split
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --oracle leave    # a perfect mixed-window detector
+    PYTHONPATH=. python scripts/measure_counting.py --sets tune -v --silence-biases 0,1.5 --unheard-gates 0.15,0.2
     PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav [--bench-cohort none] [--no-split]  # time, RSS
+    PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav --silence-biases 0,1.5  # CPU s with/without
 
 Sets: ``dev`` (the sample call and the 7 dev-set files), ``devlong`` (the dev set
 concatenated to 20 minutes, 21 people), ``tune`` and ``check`` (the corpus parts;
@@ -28,7 +30,9 @@ concatenated to 20 minutes, 21 people), ``tune`` and ``check`` (the corpus parts
 2-speaker calls: ``one_voice_items``), ``onevoice-tune`` (the same from the tune part), ``muted``
 and ``muted-tune`` (those calls with one party muted: ``muted_items``). Tune on ``dev``, ``tune``,
 ``onevoice-tune`` and ``muted-tune`` only. The turn pieces the split embeds are cached too
-(``PieceCache``, ``--cache``/pieces.pkl).
+(``PieceCache``, ``--cache``/pieces.pkl); so are the silence-biased windows of the calls where the
+bias fires (``SegmentationConfig``; ``cached_windows``), and each call's share of loud frames heard
+as nobody (``--cache``/unheard.json).
 """
 
 from __future__ import annotations
@@ -52,10 +56,10 @@ from scripts.diarization_cases import der_parts
 from witness.audio import SAMPLE_RATE, load_audio
 from witness.diarize import clustering as clustering_module, pipeline as pipeline_module
 from witness.diarize.clustering import filter_embeddings, load_cohort, normalized
-from witness.diarize.config import ClusteringConfig, SpeakerBounds, config_for
+from witness.diarize.config import ClusteringConfig, SegmentationConfig, SpeakerBounds, config_for
 from witness.diarize.pipeline import Diarizer, WindowEmbeddings
 from witness.diarize.masks import embedding_masks
-from witness.diarize.segmentation import WINDOW_SAMPLES, cut_windows, window_starts
+from witness.diarize.segmentation import WINDOW_SAMPLES, cut_windows, frame_db, unheard_loud, window_starts
 from witness.diarize.vbx import load_plda
 from witness.diarize.windows import Segmentations, SlidingWindow
 from witness.evaluate import diarization_error
@@ -90,19 +94,58 @@ class PieceCache:
 
 
 def cached_windows(diarizer: Diarizer, item: Item, cache: Path) -> WindowEmbeddings:
-    """Segmentation and embeddings of ``item``, from ``cache`` when computed before."""
-    path = cache / item.set / f"{item.name}-{item.wav.stat().st_size}.npz"
+    """Segmentation and embeddings of ``item``, from ``cache`` when computed before. The cache
+    holds the plain decoding; where ``diarizer``'s silence bias (``SegmentationConfig``) fires on
+    the call (the share of loud frames that decoding hears as nobody, ``unheard_share``), the
+    biased variant (every window embedded again) is cached beside it."""
+    stem = cache / item.set / f"{item.name}-{item.wav.stat().st_size}"
+    config = diarizer.config.segmentation
+    plain = _cached(diarizer, item, stem.with_suffix(".npz"), replace(config, silence_bias=0.0))
+    if not config.silence_bias:
+        return plain
+    unheard = unheard_share(diarizer, item, plain, cache)
+    if unheard < config.unheard_gate:
+        return replace(plain, unheard=unheard)
+    variant = f"-bias{config.silence_bias:g}-loud{config.loud_db:g}-floor{config.loud_floor_db:g}.npz"
+    biased = _cached(diarizer, item, stem.parent / (stem.name + variant), replace(config, unheard_gate=0.0))
+    return replace(biased, unheard=unheard)
+
+
+def _cached(diarizer: Diarizer, item: Item, path: Path, segmentation) -> WindowEmbeddings:
+    """``item``'s windows with the ``segmentation`` settings, from ``path`` when computed before."""
     window = SlidingWindow(0.0, WINDOW_SAMPLES / SAMPLE_RATE, diarizer.config.segmentation.window_step)
     if path.exists():
         data = np.load(path)
         seg = Segmentations(data["activity"], window, float(data["frame_step"]), float(data["frame_size"]))
         return WindowEmbeddings(seg, data["embeddings"], {"streaming": float(data["seconds"])})
-    windows = diarizer.embed_windows(load_audio(item.wav).samples)
+    run = Diarizer(diarizer.models, replace(diarizer.config, segmentation=segmentation))
+    windows = run.embed_windows(load_audio(item.wav).samples)
     path.parent.mkdir(parents=True, exist_ok=True)
     seg = windows.segmentations
     np.savez(path, activity=seg.data, embeddings=windows.embeddings, frame_step=seg.frame_step,
              frame_size=seg.frame_duration, seconds=windows.timings["streaming"])
     return windows
+
+
+def unheard_share(diarizer: Diarizer, item: Item, plain: WindowEmbeddings, cache: Path) -> float:
+    """The share of ``item``'s loud frames (``Diarizer.silence_bias``) that the ``plain``
+    decoding hears as nobody, as the pipeline's first pass measures it (kept in ``cache``/unheard.json)."""
+    config = diarizer.config.segmentation
+    path = cache / "unheard.json"
+    key = f"{item.set}/{item.name}-{item.wav.stat().st_size}/{config.loud_db:g}/{config.loud_floor_db:g}"
+    known = json.loads(path.read_text()) if path.exists() else {}
+    if key not in known:
+        signal = load_audio(item.wav).samples
+        loud_db, _ = diarizer.silence_bias(signal)
+        starts = window_starts(len(signal), int(round(config.window_step * SAMPLE_RATE)))
+        loud = unheard = 0
+        for first in range(0, len(starts), 64):
+            frames = frame_db(cut_windows(signal, starts[first:first + 64])) > loud_db
+            counts = unheard_loud(plain.segmentations.data[first:first + 64] > 0, frames)
+            loud, unheard = loud + counts[0], unheard + counts[1]
+        known[key] = unheard / max(loud, 1)
+        path.write_text(json.dumps(known, indent=0, sort_keys=True))
+    return known[key]
 
 
 def _reference_frames(seg: Segmentations, item: Item) -> tuple[np.ndarray, list[str]]:
@@ -522,11 +565,13 @@ def main() -> None:
                                                           "(repeat for more fields)")
     parser.add_argument("--oracle", choices=("leave", "split"), help="the truly mixed window embeddings (reference "
                         "turns) left out by the unmixing, or cut in two by the reference and embedded again")
+    parser.add_argument("--silence-biases", help="comma-separated SegmentationConfig.silence_bias values (0: off)")
+    parser.add_argument("--unheard-gates", help="comma-separated SegmentationConfig.unheard_gate values")
     parser.add_argument("--dump", type=Path, help="append one JSON line per file and setting to this file")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per file")
     args = parser.parse_args()
     if args.bench:
-        return bench(args.bench, args.bench_cohort, not args.no_split)
+        return bench(args.bench, args.bench_cohort, not args.no_split, _segmentation_grid(args, SegmentationConfig()))
     models = choose_models("campplus")
     config = config_for(models.embedding)
     diarizer = Diarizer(replace(models, vad=None), replace(config, split=None) if args.no_split else config)
@@ -538,8 +583,9 @@ def main() -> None:
         return
     if args.scores:
         print_scores(diarizer, items, args.cache)
-    for split in _split_grid(args, diarizer.config.split):
-        run = Diarizer(diarizer.models, replace(diarizer.config, split=split))
+    for segmentation, split in itertools.product(_segmentation_grid(args, diarizer.config.segmentation),
+                                                 _split_grid(args, diarizer.config.split)):
+        run = Diarizer(diarizer.models, replace(diarizer.config, segmentation=segmentation, split=split))
         for clustering in _grid(args, diarizer.config.clustering):
             label = ", ".join(f"{k} {getattr(clustering, k)}" for k in (
                 ("method", "vbx_threshold", "vbx_init_clusters", "fa", "fb") if clustering.method == "vbx" else
@@ -549,6 +595,8 @@ def main() -> None:
             label += (f", mixed_cosine {split.mixed_cosine}"
                       + "".join(f", {f.split('=')[0]} {getattr(split, f.split('=')[0])}" for f in args.split or [])
                       if split else ", no split")
+            if args.silence_biases or args.unheard_gates:
+                label += f", silence_bias {segmentation.silence_bias:g}, unheard_gate {segmentation.unheard_gate:g}"
             for counter in args.counters.split(",") if args.counters else [None]:
                 named = (label + (f", count by {counter}" if counter else "")
                          + (f", oracle {args.oracle}" if args.oracle else ""))
@@ -556,9 +604,10 @@ def main() -> None:
                       args.dump)
 
 
-def bench(wav: Path, cohort: str, split: bool = True) -> None:
-    """One whole diarization of ``wav`` (its own process: ``ru_maxrss`` is this run's peak),
-    with the shipped clustering or, with ``cohort`` "none", the rule before it (AHC at 0.7 alone);
+def bench(wav: Path, cohort: str, split: bool = True, segmentations=(SegmentationConfig(),)) -> None:
+    """Whole diarizations of ``wav`` in this process, one per ``segmentations`` setting (timed
+    in wall and this process's CPU seconds; ``ru_maxrss`` is the peak of them all), with the
+    shipped clustering or, with ``cohort`` "none", the rule before it (AHC at 0.7 alone);
     without the turn-by-turn split when ``split`` is False."""
     import resource
 
@@ -569,15 +618,26 @@ def bench(wav: Path, cohort: str, split: bool = True) -> None:
     if not split:
         config = replace(config, split=None)
     samples = load_audio(wav).samples
-    out = Diarizer(replace(models, vad=None), config).run(samples)
-    seconds = out.timings["total"]
     (turns,) = read_rttm(wav.with_suffix(".rttm")).values()
-    error, total = der_parts(turns, out.turns)["strict"]
-    print(f"{wav.stem} cohort={cohort or 'shipped'} split={split}: {out.num_speakers} speakers "
-          f"(true {len({t.speaker for t in turns})}), DER {error / total:.1%}, diarization {seconds:.1f} s "
-          f"(RTF {seconds / (len(samples) / SAMPLE_RATE):.4f}, clustering {out.timings['clustering']:.2f} s, "
-          f"splitting {out.timings.get('splitting', 0.0):.2f} s), "
-          f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    for segmentation in segmentations:
+        cpu = time.process_time()
+        out = Diarizer(replace(models, vad=None), replace(config, segmentation=segmentation)).run(samples)
+        cpu, seconds = time.process_time() - cpu, out.timings["total"]
+        error, total = der_parts(turns, out.turns)["strict"]
+        print(f"{wav.stem} cohort={cohort or 'shipped'} split={split} silence_bias={segmentation.silence_bias:g} "
+              f"unheard_gate={segmentation.unheard_gate:g}: {out.num_speakers} speakers "
+              f"(true {len({t.speaker for t in turns})}), DER {error / total:.1%}, diarization {seconds:.1f} s "
+              f"(RTF {seconds / (len(samples) / SAMPLE_RATE):.4f}, CPU {cpu:.1f} s, "
+              f"clustering {out.timings['clustering']:.2f} s, splitting {out.timings.get('splitting', 0.0):.2f} s), "
+              f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def _segmentation_grid(args, base):
+    """Every segmentation setting asked for (``--silence-biases``, ``--unheard-gates``), as variants of ``base``."""
+    biases = [float(x) for x in args.silence_biases.split(",")] if args.silence_biases else [base.silence_bias]
+    gates = [float(x) for x in args.unheard_gates.split(",")] if args.unheard_gates else [base.unheard_gate]
+    for bias, gate in itertools.product(biases, gates):
+        yield replace(base, silence_bias=bias, unheard_gate=gate)
 
 
 def _split_grid(args, base):

@@ -21,7 +21,8 @@ from witness.diarize.config import (
 def test_the_defaults_are_what_runs_by_default():
     assert config_for("campplus") == DiarizationConfig()  # CAM++ is the default embedding
     assert dataclasses.asdict(DiarizationConfig()) == {
-        "segmentation": {"window_step": 1.0},
+        "segmentation": {"window_step": 1.0, "silence_bias": 1.5, "loud_db": 10.0, "loud_floor_db": 12.0,
+                         "unheard_gate": 0.15},
         "embed_every": 5,
         "long_file_windows": 180,
         "clustering": {

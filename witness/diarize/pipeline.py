@@ -1,6 +1,8 @@
 """Speaker diarization of one signal: the stages called in order (orchestration only).
 
     samples ─▶ segmentation (worker thread, ``stream``) ─bounded queue─▶ masks + embeddings
+            ─▶ loud frames heard as nobody on >= 15%: the silence-biased decoding kept, the windows
+               it changed embedded again (``SegmentationConfig.silence_bias``)
             ─▶ clustering (its s-norm cut by the audio's band, ``band``; GE2E's s-norm added
                on narrowband audio when the config asks: off, ``ClusteringConfig.second_weight``)
             ─▶ per-frame speaker count + reconstruction ─▶ turns
@@ -11,7 +13,7 @@
 Segmentation windows stream into the embedding stage, so embedding starts with the first
 windows (on the CPU the embedding thread also segments whenever no batch waits, so both cores
 work until the last window); the per-window activity lands in one preallocated (windows, 589, 3) float32 array
-(76 MB for 3 hours at a 1 s step); besides it only the (windows, 3, dimension) float32 embeddings
+(76 MB for 3 hours at a 1 s step; the silence-biased decoding in a bool one, 19 MB); besides it only the (windows, 3, dimension) float32 embeddings
 and the clustering stage's per-embedding arrays grow with the file (no window audio is kept).
 Without a segmentation model, Silero VAD speech regions are cut into pieces that are embedded
 and clustered instead (``pieces``); the output says which path ran.
@@ -48,7 +50,7 @@ from witness.diarize.pooled_partials import PooledGE2E
 from witness.diarize.reconstruct import clip_turns, reconstruct
 from witness.diarize.segmentation import (
     FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, LOCAL_SPEAKERS, WINDOW_SAMPLES, SegmentationModel,
-    cut_windows, window_starts)
+    cut_windows, levels_db, window_starts)
 from witness.diarize.mixed import mixed_windows
 from witness.diarize.second_voice import group_centroids, two_voices
 from witness.diarize.small_speakers import joined_turns, small_speaker_joins
@@ -116,6 +118,7 @@ class WindowEmbeddings:
     embeddings: np.ndarray
     timings: Mapping[str, float]
     second: np.ndarray | None = None
+    unheard: float | None = None
 
 
 @dataclass(frozen=True)
@@ -258,34 +261,62 @@ class Diarizer:
         report = _Reporter(progress)
         rt = self.runtime
         step_samples = int(round(self.config.segmentation.window_step * SAMPLE_RATE))
-        total = len(window_starts(len(signal), step_samples))
+        starts = window_starts(len(signal), step_samples)
+        total = len(starts)
         activity = np.zeros((total, FRAMES_PER_WINDOW, LOCAL_SPEAKERS), dtype=np.float32)
         embeddings = np.full((total, LOCAL_SPEAKERS, self.embedder.dimension), np.nan,
                              dtype=np.float32)
-        embed = self._window_embedder(signal)
+        window_embed = self._window_embedder(signal)
         every = self.config.embed_every if total > self.config.long_file_windows else 1
         min_clean_frames = FRAMES_PER_WINDOW * self.embedder.min_clean_seconds * SAMPLE_RATE / WINDOW_SAMPLES
+
+        def embed(index: np.ndarray, decoded: np.ndarray) -> None:
+            """Embed each local speaker of windows ``index`` ((B,) window numbers; every
+            ``every``-th only) from their activity ``decoded`` (B, frames, speakers)."""
+            masks, active = embedding_masks(decoded, min_clean_frames)
+            rows, speakers = np.nonzero(active & (index % every == 0)[:, None])
+            if len(rows):
+                embeddings[index[rows], speakers] = window_embed(starts[index[rows]], masks[rows, speakers])
+
         began, busy, embedded = time.perf_counter(), 0.0, 0
         # on the CPU this thread segments too whenever no batch waits (``stream``); a GPU keeps one caller
         share = rt.share_segmentation and self.segmentation.session.provider == CPU_PROVIDER
+        silence = self.silence_bias(signal)
         stream = SegmentationStream(self.segmentation, signal, step_samples / SAMPLE_RATE,
                                     rt.windows_per_batch, rt.queue_batches, activity,
-                                    lambda done: report("segmentation", done, total), share)
+                                    lambda done: report("segmentation", done, total), share, silence)
         with stream:
             for batch in stream:
                 t0 = time.perf_counter()
-                masks, active = embedding_masks(batch.activity, min_clean_frames)
-                rows, speakers = np.nonzero(active & ((batch.first + np.arange(len(active))) % every == 0)[:, None])
-                if len(rows):
-                    embeddings[batch.first + rows, speakers] = embed(batch.starts[rows], masks[rows, speakers])
+                embed(batch.first + np.arange(len(batch.activity)), batch.activity)
                 busy += time.perf_counter() - t0
                 embedded += len(batch.activity)  # batches may come out of order (``stream``)
                 report("embedding", embedded, total)
+        unheard = None if silence is None else stream.unheard / max(stream.loud, 1)
+        if unheard is not None and unheard >= self.config.segmentation.unheard_gate:
+            t0 = time.perf_counter()
+            changed = np.nonzero((stream.biased != (activity > 0)).any(axis=(1, 2)))[0]
+            activity[changed] = stream.biased[changed]
+            embeddings[changed] = np.nan
+            for first in range(0, len(changed), rt.windows_per_batch):
+                index = changed[first:first + rt.windows_per_batch]
+                embed(index, activity[index])
+            busy += time.perf_counter() - t0
         timings = {"segmentation": stream.busy_seconds, "embedding": busy,
                    "streaming": time.perf_counter() - began}
         window = SlidingWindow(0.0, WINDOW_SAMPLES / SAMPLE_RATE, step_samples / SAMPLE_RATE)
         segmentations = Segmentations(activity, window, FRAME_STEP_SAMPLES / SAMPLE_RATE, FRAME_SIZE_SAMPLES / SAMPLE_RATE)
-        return WindowEmbeddings(segmentations, embeddings, timings)
+        return WindowEmbeddings(segmentations, embeddings, timings, unheard=unheard)
+
+    def silence_bias(self, signal: np.ndarray) -> tuple[float, float] | None:
+        """(loud_db, bias) for ``SegmentationStream``'s second decoding of ``signal``: frames
+        within ``loud_db`` of its speech level and ``loud_floor_db`` over its noise floor
+        (``segmentation.levels_db``) are loud; None with the bias off."""
+        config = self.config.segmentation
+        if not config.silence_bias:
+            return None
+        speech, floor = levels_db(signal)
+        return max(speech - config.loud_db, floor + config.loud_floor_db), config.silence_bias
 
     def cluster_windows(self, windows: WindowEmbeddings, bounds: SpeakerBounds, duration: float,
                         progress: Progress | None = None, signal: np.ndarray | None = None) -> SpeakerTurns:

@@ -87,6 +87,36 @@ def cut_windows(signal: np.ndarray, starts: np.ndarray, window: int = WINDOW_SAM
     return windows
 
 
+def levels_db(signal: np.ndarray, frame: int = 160, floor_db: float = 35.0) -> tuple[float, float]:
+    """(speech level, noise floor) of ``signal`` ((n,) float) in dB: the mean power of its 10 ms
+    frames within ``floor_db`` of the 95th percentile's (the talk, not the pauses), and the 10th
+    percentile's power; -inf when silent."""
+    x = np.asarray(signal, dtype=np.float64).reshape(-1)
+    n = len(x) // frame
+    if n == 0:
+        return float("-inf"), float("-inf")
+    power = np.mean(x[:n * frame].reshape(n, frame) ** 2, axis=1)
+    loud = power[power >= np.percentile(power, 95) * 10 ** (-floor_db / 10)]
+    with np.errstate(divide="ignore"):
+        return float(10 * np.log10(np.mean(loud))), float(10 * np.log10(np.percentile(power, 10)))
+
+
+def frame_db(windows: np.ndarray) -> np.ndarray:
+    """(N, FRAMES_PER_WINDOW) float32: each model frame's power in dB (its 991 samples) in
+    ``windows`` ((N, WINDOW_SAMPLES) float)."""
+    power = np.concatenate([np.zeros((len(windows), 1)), np.cumsum(np.asarray(windows, dtype=np.float64) ** 2, axis=1)],
+                           axis=1)
+    first = np.arange(FRAMES_PER_WINDOW) * FRAME_STEP_SAMPLES
+    last = np.minimum(first + FRAME_SIZE_SAMPLES, windows.shape[1])
+    return (10 * np.log10((power[:, last] - power[:, first]) / (last - first) + 1e-12)).astype(np.float32)
+
+
+def unheard_loud(activity: np.ndarray, loud: np.ndarray) -> tuple[int, int]:
+    """(loud frames, loud frames heard as nobody) of decoded ``activity`` ((N, frames, speakers)
+    0/1) where ``loud`` ((N, frames) bool) marks the loud frames."""
+    return int(loud.sum()), int((loud & ~activity.any(axis=-1)).sum())
+
+
 def is_dynamically_quantised(path: str | Path) -> bool:
     """True when the graph quantises its activations at run time (``DynamicQuantizeLinear``).
 

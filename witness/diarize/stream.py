@@ -27,7 +27,7 @@ import numpy as np
 
 from witness.diarize.powerset import decode_powerset
 from witness.diarize.features import SAMPLE_RATE
-from witness.diarize.segmentation import SegmentationModel, WindowBatch, sliding_windows
+from witness.diarize.segmentation import SegmentationModel, WindowBatch, frame_db, sliding_windows, unheard_loud
 
 _DONE = object()
 _POLL_SECONDS = 0.1
@@ -50,13 +50,21 @@ class SegmentationStream:
     per window of ``window_starts(len(signal), step)``; filled by whichever thread segments.
     on_progress: called (never concurrently) with the number of windows segmented so far.
     share: the iterating thread segments a batch itself whenever none is waiting.
+    silence_bias: (loud_db, bias): each window is also decoded with the silence class's score
+        lowered by ``bias`` in its frames louder than ``loud_db`` (``segmentation.frame_db``),
+        into ``biased`` ((windows, frames, local_speakers) bool); ``loud`` and ``unheard`` count
+        those frames and those the plain decoding hears as nobody (None: no second decoding).
     ``busy_seconds``: time both threads spent cutting, segmenting and decoding windows.
     """
 
     def __init__(self, model: SegmentationModel, signal: np.ndarray, step_seconds: float,
                  windows_per_batch: int, queue_size: int, out: np.ndarray,
-                 on_progress: Callable[[int], None] | None = None, share: bool = True):
+                 on_progress: Callable[[int], None] | None = None, share: bool = True,
+                 silence_bias: tuple[float, float] | None = None):
         self._model, self._out = model, out
+        self._silence_bias = silence_bias
+        self.biased = None if silence_bias is None else np.zeros(out.shape, dtype=bool)
+        self.loud = self.unheard = 0
         self._batches = sliding_windows(signal, int(round(step_seconds * SAMPLE_RATE)), windows_per_batch)
         self._on_progress = on_progress
         self._share = share
@@ -96,10 +104,21 @@ class SegmentationStream:
     def _segment(self, batch: WindowBatch) -> DecodedWindows:
         """Segment and decode ``batch`` in the calling thread, filling ``out``."""
         began = time.perf_counter()
-        activity = decode_powerset(self._model.run(batch.windows))
-        self._out[batch.first:batch.first + len(activity)] = activity
+        scores = self._model.run(batch.windows)
+        activity = decode_powerset(scores)
+        rows = slice(batch.first, batch.first + len(activity))
+        self._out[rows] = activity
+        loud = unheard = 0
+        if self._silence_bias is not None:
+            loud_db, bias = self._silence_bias
+            frames = frame_db(batch.windows) > loud_db
+            loud, unheard = unheard_loud(activity, frames)
+            scores[..., 0] -= bias * frames
+            self.biased[rows] = decode_powerset(scores) > 0
         with self._lock:
             self.busy_seconds += time.perf_counter() - began
+            self.loud += loud
+            self.unheard += unheard
             self._segmented += len(activity)
             if self._on_progress:
                 self._on_progress(self._segmented)
