@@ -11,6 +11,7 @@ embeds the long turns again each time) and scoring.
     PYTHONPATH=. python scripts/measure_counting.py --sets dev,tune --thresholds 0.5,0.6
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --snorm-thresholds 4,6 --penalties 0,3
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --wideband-snorm-thresholds none,6,7
+    PYTHONPATH=. python scripts/measure_counting.py --sets tune --small-aparts none,4,5   # small clusters kept
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --write-cohort    # the shipped cohort
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --write-cohort --second   # GE2E's
     PYTHONPATH=. python scripts/measure_counting.py --sets tune --second-weights 0,0.5,1 \
@@ -540,6 +541,7 @@ def main() -> None:
     parser.add_argument("--penalties", help="comma-separated cannot-link penalties (0: none)")
     parser.add_argument("--wideband-snorm-thresholds", help="comma-separated s-norm cuts on wideband audio "
                                                             "('none': the one cut on every band)")
+    parser.add_argument("--small-aparts", help="comma-separated ClusteringConfig.small_apart ('none': off)")
     parser.add_argument("--counters", help="comma-separated count checks forced on AHC: eigengap, silhouette")
     parser.add_argument("--methods", help="comma-separated clustering methods: ahc, vbx")
     parser.add_argument("--plda", default="campplus_plda.npz", help="with vbx: the PLDA in witness/diarize/data")
@@ -590,8 +592,8 @@ def main() -> None:
             label = ", ".join(f"{k} {getattr(clustering, k)}" for k in (
                 ("method", "vbx_threshold", "vbx_init_clusters", "fa", "fb") if clustering.method == "vbx" else
                 ("threshold", "cohort", "cohort_top", "snorm_threshold", "wideband_snorm_threshold",
-                 "cannot_link_penalty") + (("second_weight", "second_snorm_threshold") if clustering.second_weight
-                                           else ())))
+                 "cannot_link_penalty", "small_apart") + (("second_weight", "second_snorm_threshold")
+                                                          if clustering.second_weight else ())))
             label += (f", mixed_cosine {split.mixed_cosine}"
                       + "".join(f", {f.split('=')[0]} {getattr(split, f.split('=')[0])}" for f in args.split or [])
                       if split else ", no split")
@@ -660,12 +662,14 @@ def _grid(args, base):
     """Every clustering setting asked for, as variants of ``base``."""
     def values(text, kind):
         return [None] if not text else [kind(x) for x in text.split(",")]
-    for threshold, cohort, snorm, wide, top, penalty, method, cut, init, fa, fb, weight, fused in itertools.product(
+    for (threshold, cohort, snorm, wide, top, penalty, method, cut, init, fa, fb, weight, fused,
+         apart) in itertools.product(
             values(args.thresholds, float), values(args.cohorts, str), values(args.snorm_thresholds, float),
             values(args.wideband_snorm_thresholds, str), values(args.tops, int), values(args.penalties, float),
             values(args.methods, str),
             values(args.vbx_thresholds, float), values(args.vbx_inits, int), values(args.fas, float),
-            values(args.fbs, float), values(args.second_weights, float), values(args.second_snorm_thresholds, str)):
+            values(args.fbs, float), values(args.second_weights, float), values(args.second_snorm_thresholds, str),
+            values(args.small_aparts, str)):
         changes = {"threshold": threshold, "cohort": "" if cohort == "none" else cohort,
                    "snorm_threshold": snorm, "cohort_top": top, "cannot_link_penalty": penalty, "method": method,
                    "plda": args.plda if method == "vbx" else None, "vbx_threshold": cut,
@@ -678,6 +682,8 @@ def _grid(args, base):
                                  second_cohort=clustering.second_cohort or "ge2e_cohort.npy")
         if fused is not None:
             clustering = replace(clustering, second_snorm_threshold=None if fused == "none" else float(fused))
+        if apart is not None:
+            clustering = replace(clustering, small_apart=None if apart == "none" else float(apart))
         yield clustering
 
 

@@ -102,9 +102,10 @@ def merges(train: C.TrainingSet, config: ClusteringConfig, reference: np.ndarray
     ``fused`` (that model's cohort, weight w) each merge is chosen and scored by CAM++'s
     s-norm + w x the second model's s-norm (``clustering.SecondScore``)."""
     normed = C.normalized(train.embeddings)
-    _, _, labels = C.ahc_start(normed, config.threshold, config.linkage, config.min_cluster_size)
     merge = C.ScoreMerge(cohort, config.cohort_top, config.snorm_threshold, config.cannot_link_penalty,
                          None if fused is None else C.SecondScore(second, *fused))
+    _, _, labels = C.ahc_start(normed, config.threshold, config.linkage, config.min_cluster_size, merge,
+                               C.rival_pairs(train), config.small_apart, config.small_speakers)
     steps = []
     for labels, a, b, score, linked in merge_chain(normed, labels, merge, C.rival_pairs(train)):
         owner = [-1, -1] if reference is None else owners(labels, reference, int(labels.max()) + 1)[[a, b]]

@@ -169,15 +169,16 @@ def clustering_trace(windows, item, clustering, exclude) -> Trace:
     normed = C.normalized(train.embeddings)
     if len(normed) < 2:
         return Trace(names, rows, rows * 0, 1, rows > 0, {}, len(normed), None, len(normed), set())
+    merge, rivals = C.score_merge(clustering), C.rival_pairs(train)
     dendrogram, min_size, labels = C.ahc_start(normed, clustering.threshold, clustering.linkage,
-                                               clustering.min_cluster_size)
+                                               clustering.min_cluster_size, merge, rivals, clustering.small_apart,
+                                               clustering.small_speakers)
     raw_labels = C._renumber(fcluster(dendrogram, clustering.threshold, criterion="distance"))
     raw = np.zeros(len(names), dtype=int)
     k = int(raw_labels.max()) + 1
     for c, owner in enumerate(owners(raw_labels, reference, k)):
         if owner >= 0:
             raw[owner] = max(raw[owner], int((raw_labels == c).sum()))
-    merge, rivals = C.score_merge(clustering), C.rival_pairs(train)
     k = int(labels.max()) + 1
     kept = np.isin(np.arange(len(names)), owners(labels, reference, k))
     taken, stop = {}, None

@@ -222,6 +222,26 @@ def test_a_cannot_link_lowers_the_merge_score_by_the_penalty(campplus_reference)
     assert same_partition(forced, [0, 0, 0])  # the bounds still win over a cannot-link
 
 
+def test_a_small_cluster_of_another_voice_stays_and_a_stray_row_joins(campplus_reference):
+    """Real CAM++ clips: 12 rows of a woman of the sample call (clip 2), 12 of a man of
+    devcall_01 (clip 4), one row of the same woman (clip 3, cosine 0.87: a cluster of its own at
+    0.45) and one of a devcall_03 voice (clip 6). Both rows are under ``min_cluster_size``; with
+    ``small_apart`` only the other voice's (s-norm -3 at best with the large clusters, under the
+    cut 5 less 4) stays a speaker, the woman's stray row (16) still joins her; not where the
+    merge finds one voice (``small_speakers``: 2 to 4)."""
+    from witness.diarize.clustering import ahc_clusters_found, score_merge
+
+    normed = _clips(campplus_reference, [1] * 12 + [3] * 12 + [2, 5])
+    merge = score_merge(CAMPPLUS_CLUSTERING)
+    found = {apart: ahc_clusters_found(normed, CAMPPLUS_CLUSTERING.threshold, "centroid", 3, merge=merge,
+                                       small_apart=apart)[0] for apart in (None, 4.0)}
+    assert same_partition(found[4.0], [0] * 12 + [1] * 12 + [0, 2])
+    assert found[None].max() + 1 == 2 and same_partition(found[None][:25], [0] * 12 + [1] * 12 + [0])
+    alone = _clips(campplus_reference, [1] * 24 + [2, 5])  # the woman alone: one voice keeps its odd rows
+    assert ahc_clusters_found(alone, CAMPPLUS_CLUSTERING.threshold, "centroid", 3, merge=merge,
+                              small_apart=4.0)[0].max() == 0
+
+
 def test_rival_pairs_are_local_speakers_of_one_window():
     from witness.diarize.clustering import TrainingSet, rival_pairs
 

@@ -3,7 +3,10 @@
 1. ``filter_embeddings``: only embeddings whose local speaker talks alone in enough frames
    of its window (and that are not NaN) take part in clustering.
 2. AHC (``ahc``): centroid linkage on L2-normalised embeddings, cut at a distance threshold;
-   clusters smaller than ``min_cluster_size`` join the closest large one (``ahc_clusters``).
+   clusters smaller than ``min_cluster_size`` join the closest large one (``ahc_clusters``),
+   unless, where the s-norm merge below finds 2 to ``small_speakers`` speakers from there,
+   they score under its cut less ``small_apart`` with every large one (another voice:
+   ``ahc_start``).
    With method "vbx" (pyannote community-1) the AHC clusters instead start VBx on PLDA
    features (``vbx_clusters``; a PLDA trained on the tuning corpus is shipped), whose
    surviving speakers are the count; steps 3 and the --num-speakers bounds below are then
@@ -185,8 +188,11 @@ def _cut_for_count(dendrogram: np.ndarray, threshold: float, target: int, min_si
     return fcluster(ranked, best, criterion="distance")
 
 
-def _merge_small(normed: np.ndarray, labels: np.ndarray, min_size: int) -> np.ndarray:
-    """Move clusters of < min_size items to the large cluster with the closest centroid."""
+def _merge_small(normed: np.ndarray, labels: np.ndarray, min_size: int, keep: ScoreMerge | None = None
+                 ) -> np.ndarray:
+    """Move clusters of < min_size items to the large cluster with the closest centroid; with
+    ``keep``, a small cluster whose s-norm score (``snorm_scores``) with every large one is
+    under ``keep.threshold`` stays a cluster of its own."""
     labels = _renumber(labels)
     sizes = np.bincount(labels)
     large, small = np.flatnonzero(sizes >= min_size), np.flatnonzero(sizes < min_size)
@@ -195,6 +201,11 @@ def _merge_small(normed: np.ndarray, labels: np.ndarray, min_size: int) -> np.nd
     if len(small) == 0:
         return labels
     centroids = normalized(label_centroids(normed, labels, len(sizes)))
+    if keep is not None:
+        apart = snorm_scores(centroids, keep.cohort, keep.top)[np.ix_(small, large)].max(axis=1) < keep.threshold
+        large, small = np.concatenate([large, small[apart]]), small[~apart]
+        if len(small) == 0:
+            return labels
     nearest = large[np.argmax(centroids[small] @ centroids[large].T, axis=1)]  # cosine: closest
     destination = np.arange(len(sizes))
     destination[small] = nearest
@@ -217,14 +228,22 @@ def ahc_clusters(
     return ahc_clusters_found(embeddings, threshold, method, min_cluster_size, bounds)[0]
 
 
-def ahc_start(normed: np.ndarray, threshold: float, method: str, min_cluster_size: int
-              ) -> tuple[np.ndarray, int, np.ndarray]:
-    """The AHC cut of unit rows ``normed`` (n >= 2) before any s-norm merge: its dendrogram, the
-    smallest cluster kept (``min_cluster_size``, at most a tenth of the rows) and the labels, the
-    smaller clusters merged into their nearest (``_merge_small``)."""
+def ahc_start(normed: np.ndarray, threshold: float, method: str, min_cluster_size: int,
+              merge: ScoreMerge | None = None, rivals: np.ndarray | None = None,
+              small_apart: float | None = None, small_speakers: int = 4) -> tuple[np.ndarray, int, np.ndarray]:
+    """The AHC cut of unit rows ``normed`` (n >= 2) the s-norm ``merge`` starts from: its
+    dendrogram, the smallest cluster kept (``min_cluster_size``, at most a tenth of the rows) and
+    the labels, the smaller clusters merged into their nearest (``_merge_small``), but where
+    ``merge`` from there finds 2 to ``small_speakers`` speakers, each scoring (CAM++'s s-norm)
+    under its cut less ``small_apart`` with every large one kept: another voice."""
     min_size = min(min_cluster_size, max(1, round(0.1 * len(normed))))
     dendrogram = _dendrogram(normed, method)
-    return dendrogram, min_size, _merge_small(normed, fcluster(dendrogram, threshold, criterion="distance"), min_size)
+    cut = fcluster(dendrogram, threshold, criterion="distance")
+    labels = _merge_small(normed, cut, min_size)
+    if (merge is not None and small_apart is not None
+            and 2 <= merge_by_snorm(normed, labels, merge, rivals=rivals).max() + 1 <= small_speakers):
+        labels = _merge_small(normed, cut, min_size, replace(merge, threshold=merge.threshold - small_apart))
+    return dendrogram, min_size, labels
 
 
 def ahc_clusters_found(
@@ -235,15 +254,19 @@ def ahc_clusters_found(
     bounds: SpeakerBounds = SpeakerBounds(),
     merge: ScoreMerge | None = None,
     rivals: np.ndarray | None = None,
+    small_apart: float | None = None,
+    small_speakers: int = 4,
 ) -> tuple[np.ndarray, int]:
     """``ahc_clusters`` and the number of large clusters the threshold gave before ``bounds``;
     ``rivals`` ((p, 2) indices of embeddings of two local speakers of one window) feed the
-    merge's cannot-link."""
+    merge's cannot-link; ``small_apart``, ``small_speakers``: which small clusters the merge
+    starts from (``ahc_start``)."""
     n = len(embeddings)
     if n < 2:
         return np.zeros(n, dtype=np.int64), n
     normed = normalized(embeddings)
-    dendrogram, min_size, labels = ahc_start(normed, threshold, method, min_cluster_size)
+    dendrogram, min_size, labels = ahc_start(normed, threshold, method, min_cluster_size, merge, rivals,
+                                             small_apart, small_speakers)
     if merge is not None:
         labels = merge_by_snorm(normed, labels, merge, rivals=rivals)
     num_large = int(labels.max()) + 1
@@ -387,7 +410,7 @@ def _ahc_labels_found(train: TrainingSet, config: ClusteringConfig, bounds: Spea
     when ``config`` asks for it) and cannot-link."""
     merge = score_merge(config, None if second is None else second_rows(second, train))
     return ahc_clusters_found(train.embeddings, config.threshold, config.linkage, config.min_cluster_size, bounds,
-                              merge, rival_pairs(train))
+                              merge, rival_pairs(train), config.small_apart, config.small_speakers)
 
 
 def vbx_clusters(embeddings: np.ndarray, config: ClusteringConfig) -> np.ndarray:
