@@ -268,7 +268,12 @@ strict DER of the whole part: v1 69/92 25.26% -> 69/92 25.25%, v2 19/28 20.42% -
 30 -> 31 of 45, 4 speakers 20 -> 21 of 35). Found: v3-d3 tune_004 (4) 5 -> 4, tune_021 (3)
 2 -> 3, v3-d2 tune_007 (4) 2 -> 3, v3 tune_012 (5) 4 -> 5, v1 tune_057 (5) 4 -> 5; v2 tune_018
 (2) 3 -> 4. Every tune_long (8-10 speakers) unchanged; v2 ``onevoice-tune`` 16/20 5.4% and
-``muted-tune`` 15/20 14.0%, dev 17.0% with the four dev calls right: unchanged.
+``muted-tune`` 15/20 14.0%, dev 17.0% with the four dev calls right: unchanged. Left after it
+(``stage_confusion.py --sets tune --speakers 3,4 --trace -v``, v3 and draws 1-3, at 4f01a9d):
+12 speakers lost, 8 never had a cluster of their own, 2 had small ones scoring too close to a
+large one (v3 tune_004 opus 4.2 less the cut 5; v3-d1 tune_015 telephone, best 0.0: just at
+the cut less 5), one went in an s-norm merge (v3-d1 tune_018 opus, 6.0), one joined by
+``witness.diarize.small_speakers`` (v3-d1 tune_015).
 
 Measured and dropped (``scripts/channel_compensation.py``): a linear channel compensation of
 narrowband calls' embeddings before AHC and the s-norm merge (cohort transformed too), fitted on
