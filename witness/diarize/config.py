@@ -67,6 +67,8 @@ class SegmentationConfig:
     12-minute Opus call (v3 tune_002 + tune_014 + tune_004 end to end, fired) 23.0/23.4 off,
     29.2/29.3 on (x1.26; DER 50.6% -> 37.0%); the windows the bias changed are embedded again
     after the stream, so that embedding no longer overlaps segmentation (wall 21/36 -> 40/43 s, shared load).
+    Where it does not fire it costs the second decoding and the frames' power: v3 tune_long (49 min,
+    share 0.2%), one process per setting: 103.5 -> 105.1 CPU s, peak RSS 890 -> 919 MB.
     Measured and dropped before it: the bias (2) on every narrowband call, no gate, in frames
     within 10 dB of the speech level only. Speech frames heard, recall / false alarm (segmentation
     alone, tune parts' narrowband calls):

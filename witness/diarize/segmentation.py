@@ -91,11 +91,14 @@ def levels_db(signal: np.ndarray, frame: int = 160, floor_db: float = 35.0) -> t
     """(speech level, noise floor) of ``signal`` ((n,) float) in dB: the mean power of its 10 ms
     frames within ``floor_db`` of the 95th percentile's (the talk, not the pauses), and the 10th
     percentile's power; -inf when silent."""
-    x = np.asarray(signal, dtype=np.float64).reshape(-1)
+    x = np.asarray(signal).reshape(-1)
     n = len(x) // frame
     if n == 0:
         return float("-inf"), float("-inf")
-    power = np.mean(x[:n * frame].reshape(n, frame) ** 2, axis=1)
+    power = np.empty(n)
+    for first in range(0, n, 6000):  # a minute at a time: no float64 copy of a long call
+        chunk = np.asarray(x[first * frame:min(first + 6000, n) * frame], dtype=np.float64).reshape(-1, frame)
+        power[first:first + len(chunk)] = np.mean(chunk ** 2, axis=1)
     loud = power[power >= np.percentile(power, 95) * 10 ** (-floor_db / 10)]
     with np.errstate(divide="ignore"):
         return float(10 * np.log10(np.mean(loud))), float(10 * np.log10(np.percentile(power, 10)))
@@ -103,12 +106,15 @@ def levels_db(signal: np.ndarray, frame: int = 160, floor_db: float = 35.0) -> t
 
 def frame_db(windows: np.ndarray) -> np.ndarray:
     """(N, FRAMES_PER_WINDOW) float32: each model frame's power in dB (its 991 samples) in
-    ``windows`` ((N, WINDOW_SAMPLES) float)."""
-    power = np.concatenate([np.zeros((len(windows), 1)), np.cumsum(np.asarray(windows, dtype=np.float64) ** 2, axis=1)],
-                           axis=1)
+    ``windows`` ((N, WINDOW_SAMPLES) float); one window at a time (a batch's float64 running
+    sums would cost hundreds of MB)."""
     first = np.arange(FRAMES_PER_WINDOW) * FRAME_STEP_SAMPLES
-    last = np.minimum(first + FRAME_SIZE_SAMPLES, windows.shape[1])
-    return (10 * np.log10((power[:, last] - power[:, first]) / (last - first) + 1e-12)).astype(np.float32)
+    last = np.minimum(first + FRAME_SIZE_SAMPLES, np.shape(windows)[1])
+    out = np.empty((len(windows), FRAMES_PER_WINDOW), dtype=np.float32)
+    for row, window in enumerate(windows):
+        power = np.concatenate([[0.0], np.cumsum(np.square(window, dtype=np.float64))])
+        out[row] = 10 * np.log10((power[last] - power[first]) / (last - first) + 1e-12)
+    return out
 
 
 def unheard_loud(activity: np.ndarray, loud: np.ndarray) -> tuple[int, int]:
