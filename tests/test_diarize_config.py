@@ -22,7 +22,7 @@ def test_the_defaults_are_what_runs_by_default():
     assert config_for("campplus") == DiarizationConfig()  # CAM++ is the default embedding
     assert dataclasses.asdict(DiarizationConfig()) == {
         "segmentation": {"window_step": 1.0, "silence_bias": 1.5, "loud_db": 10.0, "loud_floor_db": 12.0,
-                         "unheard_gate": 0.15},
+                         "unheard_gate": 0.25},
         "embed_every": 5,
         "long_file_windows": 180,
         "clustering": {

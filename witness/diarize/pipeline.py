@@ -1,7 +1,7 @@
 """Speaker diarization of one signal: the stages called in order (orchestration only).
 
     samples ─▶ segmentation (worker thread, ``stream``) ─bounded queue─▶ masks + embeddings
-            ─▶ loud frames heard as nobody on >= 15%: the silence-biased decoding kept, the windows
+            ─▶ loud frames heard as nobody on >= 25%: the silence-biased decoding kept, the windows
                it changed embedded again (``SegmentationConfig.silence_bias``)
             ─▶ clustering (its s-norm cut by the audio's band, ``band``; GE2E's s-norm added
                on narrowband audio when the config asks: off, ``ClusteringConfig.second_weight``)
