@@ -30,6 +30,8 @@ def test_the_defaults_are_what_runs_by_default():
             "threshold": 0.45,
             "linkage": "centroid",
             "min_cluster_size": 3,
+            "small_apart": 5.0,
+            "small_speakers": 4,
             "min_active_ratio": 0.2,
             "constrained_assignment": True,
             "cohort": "campplus_cohort.npy",
