@@ -58,8 +58,10 @@ def active_rms(x: np.ndarray) -> float:
     return float(np.sqrt(np.mean(loud)) + 1e-9)
 
 
-def room_rir(rt60: float, rng) -> tuple[np.ndarray, dict]:
-    """A shoebox room's impulse response from a talker to a phone/microphone in it."""
+def room_rir(rt60: float, rng, image_source: bool = True) -> tuple[np.ndarray, dict]:
+    """A shoebox room's impulse response from a talker to a phone/microphone in it: by
+    pyroomacoustics' image sources (the ``corpus`` extra), else (or with ``image_source``
+    False: the same audio whatever is installed) a synthetic exponential decay."""
     dims = np.array([rng.uniform(3, 8), rng.uniform(3, 6), rng.uniform(2.4, 3.2)])
     mic = dims * rng.uniform(0.25, 0.75, 3)
     distance = float(rng.uniform(0.3, 2.0))
@@ -67,9 +69,13 @@ def room_rir(rt60: float, rng) -> tuple[np.ndarray, dict]:
     direction[2] *= 0.2
     src = np.clip(mic + distance * direction / np.linalg.norm(direction), 0.2, dims - 0.2)
     info = {"dims": [round(float(d), 2) for d in dims], "distance": round(float(np.linalg.norm(src - mic)), 2)}
-    try:
-        import pyroomacoustics as pra
-    except ImportError:
+    pra = None
+    if image_source:
+        try:
+            import pyroomacoustics as pra
+        except ImportError:
+            pass
+    if pra is None:
         info["method"] = "synthetic exponential decay"
         n = int(rt60 * SAMPLE_RATE)
         tail = rng.normal(size=n) * np.exp(-6.9 * np.arange(n) / n)

@@ -2,7 +2,7 @@
 class lowered there (``SegmentationConfig.silence_bias``, gated per call by ``unheard_gate``).
 
 Real audio: the sample call (a telephone call), and the same call in a reverberant room
-(RT60 0.8 s) through Opus at 6 kbit/s as the tuning corpus renders it
+(RT60 0.8 s, a synthetic decay) through Opus at 6 kbit/s as the tuning corpus renders it
 (``scripts/corpus_acoustics.py``), where segmentation-3.0 hears some loud speech as nobody.
 """
 
@@ -38,7 +38,7 @@ def opus_call(sample_audio) -> np.ndarray:
 
     from scripts.corpus_acoustics import channel, room_rir
 
-    rir, _ = room_rir(0.8, np.random.default_rng(1))
+    rir, _ = room_rir(0.8, np.random.default_rng(1), image_source=False)  # same audio with or without the corpus extra
     direct = int(np.argmax(np.abs(rir)))
     wet = sps.oaconvolve(sample_audio.astype(np.float64), rir[direct:] / abs(rir[direct]))[:len(sample_audio)]
     return channel(0.05 * wet / np.sqrt(np.mean(wet ** 2)), "opus", 6000).astype(np.float32)
