@@ -337,22 +337,23 @@ calls), v2 (of 28), v3 (of 15), v3 draws 1-3 pooled (of 68; DER of those calls),
     cannot-link 2.5, small_speaker_cosine 0.5
                           69 25.92%    19 20.40%    12 18.92%    53 19.69%    153
 
-Again at f480f1d (short-turn split, silence bias, ``small_apart``; the same replay on cache
-copies holding the biased windows; in brackets v2 ``muted-tune`` heard as one of 20):
-    tip (f480f1d)         69 25.25%    19 20.41%    13 16.46%    53 18.37%    154 (15)
-    small_speaker_cosine 0.5  69 25.25%  20 20.36%  13 16.53%    54 18.32%    156 (16)
-    cannot-link 2.5       70 25.41%    19 20.41%    13 16.46%    53 18.36%    155 (15)
-    both                  70 25.41%    20 20.36%    13 16.53%    54 18.32%    157 (16)
-``SplitConfig.small_speaker_cosine`` 0.5 is shipped: 154 -> 156 of 203 (pooled 2-4-speaker
-strict DER 19.96% -> 19.92%; 2 speakers 102 -> 103 of 123, 4 speakers 21 -> 22 of 35; amr-nb
-33 -> 34 of 50, telephone 50 -> 51 of 72): v2 tune_026 (4) 5 -> 4 found, tune_018 (2) 4 -> 3,
-v3-d3 tune_003 (2) 3 -> 2, but v3 tune_016 (6) 6 -> 5 (17.0% -> 20.0%). Every tune_long kept its
-count (v1 8/8, v2 11/10, v3 10/10, draws 10, 10, 9 of 10); v2 ``onevoice-tune`` 16/20 (5.43%),
-``muted-tune`` 15 -> 16 of 20 (14.03% -> 13.90%); dev set 16.97%, the four dev calls right: the
-same. Whatever moves the narrowband cut, AHC or the fused GE2E merge enough to count more
-2-4-speaker calls also joins voices of v1's short 3-6-speaker calls (v1 strict DER up 0.7-2
-points): w 0.75 cut 7.5 (156) and w 0.5 cut 7 (154) are the near misses at d0a901e (the draws'
-two 49-minute narrowband tune_long calls not replayed with GE2E).
+Again at 39a4d25 (short-turn split, silence bias at gate 0.25, ``small_apart``; the same replay
+on cache copies holding the biased windows; in brackets v2 ``muted-tune`` heard as one of 20):
+    tip (39a4d25)         69 25.49%    19 20.41%    13 16.90%    54 18.51%    155 (15)
+    small_speaker_cosine 0.5  69 25.49%  20 20.36%  13 16.97%    54 18.47%    156 (16)
+    cannot-link 2.5       70 25.64%    19 20.41%    13 16.90%    54 18.51%    156 (15)
+    both                  70 25.64%    20 20.36%    13 16.97%    54 18.47%    157 (16)
+``SplitConfig.small_speaker_cosine`` 0.5 is shipped: 155 -> 156 of 203 (pooled 2-4-speaker
+strict DER 20.06% -> 20.03%; 2 speakers 102 -> 103 of 123, 3 32 -> 31 of 45, 4 21 -> 22 of 35):
+v2 tune_026 (4) 5 -> 4 found, v3-d3 tune_003 (2) 3 -> 2, v2 tune_018 (2) 4 -> 3, but v3-d1
+tune_018 (3, opus) 3 -> 2 (58.0% -> 58.1%) and v3 tune_016 (6) 6 -> 5 (17.0% -> 20.0%). Every
+tune_long kept its count (v1 8/8, v2 11/10, v3 10/10, draws 10, 10, 9 of 10); v2
+``onevoice-tune`` 16/20 (5.43%), ``muted-tune`` 15 -> 16 of 20 (14.29% -> 14.16%); dev set
+16.97%, the four dev calls right: the same. Whatever moves the narrowband cut, AHC or the fused
+GE2E merge enough to count more 2-4-speaker calls also joins voices of v1's short 3-6-speaker
+calls (v1 strict DER up 0.7-2 points): w 0.75 cut 7.5 (156) and w 0.5 cut 7 (154) are the
+near misses at d0a901e (the draws' two 49-minute narrowband tune_long calls not replayed with
+GE2E).
 
 Measured and dropped (``scripts/channel_compensation.py``): a linear channel compensation of
 narrowband calls' embeddings before AHC and the s-norm merge (cohort transformed too), fitted on
@@ -512,9 +513,10 @@ class SplitConfig:
     min_speaker_share, small_speaker_cosine: last of all, a found speaker with under this share
         (0.045) of the call's exclusive speech joins the one, of those at or above it, whose
         centroid is the most similar, when that cosine is at least ``small_speaker_cosine``
-        (0.5; 0.65 until issue 22's pooled grid, ``CAMPPLUS_CLUSTERING``: 0.4-0.55 counted alike,
-        2-4-speaker tune calls right 154 -> 156 of 203 at f480f1d; the extras under 4.5% scored 0.73-0.88
-        with theirs, one 0.57; two people's centroids score ~0.6 on narrowband calls), unless the user fixed the count or it would leave fewer than their
+        (0.5; 0.65 until issue 22's pooled grid, ``CAMPPLUS_CLUSTERING``: 0.4-0.55 counted
+        alike, 2-4-speaker tune calls right 155 -> 156 of 203 at 39a4d25; the extras under 4.5%
+        scored 0.73-0.88 with theirs, one 0.57; two people's centroids score ~0.6 on narrowband
+        calls), unless the user fixed the count or it would leave fewer than their
         ``min_speakers`` (``witness.diarize.small_speakers``); share 0: never. Issue 22:
         over-counted narrowband calls had extras of 1-24 s, mostly one person's speech (median
         86%), made by the clustering (its best pair left scoring just under the cut;
