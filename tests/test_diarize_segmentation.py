@@ -143,37 +143,30 @@ def test_int8_model_runs_one_window_per_call_so_batches_cannot_change_it(int8_ex
     assert (batched.argmax(axis=2) == together.argmax(axis=2)).mean() > 0.9
 
 
-def test_offline_without_fp32_auto_falls_back_to_voice_activity_and_fp32_stops(tmp_path, monkeypatch, caplog):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
+def test_offline_without_fp32_auto_falls_back_to_voice_activity_and_fp32_stops(empty_models_dir, caplog):
     with caplog.at_level(logging.WARNING):
-        assert choose_segmentation("auto", tmp_path, offline=True) is None
+        assert choose_segmentation("auto", empty_models_dir, offline=True) is None
     assert "speakers come from Silero VAD speech regions" in caplog.text
     with pytest.raises(ModelError, match="offline"):
-        choose_segmentation("fp32", tmp_path, offline=True)
+        choose_segmentation("fp32", empty_models_dir, offline=True)
 
 
-def test_fp32_is_the_default_and_int8_only_when_asked(int8_export, segmentation_fp32, tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
+def test_fp32_is_the_default_and_int8_only_when_asked(int8_export, segmentation_fp32, empty_models_dir):
     assert choose_segmentation("int8", int8_export.parent, offline=True) == int8_export
     # the converted fp32 graph in a models folder is found first, whatever else is there
-    folder = tmp_path / "mine"
-    folder.mkdir()
+    folder = empty_models_dir
     shutil.copy(segmentation_fp32, folder / segmentation_fp32.name)
     shutil.copy(int8_export, folder / SEGMENTATION_INT8.name)
     assert choose_segmentation("auto", folder, offline=True) == folder / segmentation_fp32.name
 
 
-def test_model_failing_its_checksum_is_refused_naming_the_file(segmentation_fp32, tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("WITNESS_MODELS_DIR", raising=False)
-    bad = tmp_path / SEGMENTATION_FP32.name  # sherpa-onnx's export, damaged: a byte changed, cut to its size
+def test_model_failing_its_checksum_is_refused_naming_the_file(segmentation_fp32, empty_models_dir):
+    bad = empty_models_dir / SEGMENTATION_FP32.name  # sherpa-onnx's export, damaged: a byte changed, cut to its size
     data = bytearray(segmentation_fp32.read_bytes().ljust(SEGMENTATION_FP32.size, b"\0")[:SEGMENTATION_FP32.size])
     data[-100] ^= 0x55
     bad.write_bytes(bytes(data))
     with pytest.raises(ModelError) as info:
-        choose_segmentation("fp32", tmp_path, offline=True)
+        choose_segmentation("fp32", empty_models_dir, offline=True)
     message = str(info.value)
     assert str(bad) in message and "sha256" in message and "\n" not in message
 
