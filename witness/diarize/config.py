@@ -504,7 +504,12 @@ class SplitConfig:
         8 never had a cluster of their own (0-22% of the speech), 5 had AHC clusters under
         ``min_cluster_size``, one went in an s-norm merge (opus, 5.8); 10 have turns embedded
         inside a host, whose most apart group scores 0.43-0.79 with a larger group or another
-        speaker (v3-d1 tune_011's 1.6 s turn the lowest), 4 have none.
+        speaker (v3-d1 tune_011's 1.6 s turn the lowest), 4 have none. CAM++ does not hear them
+        apart in 1-2 s pieces, even cut by the reference (``scripts/lost_voices.py``, 245
+        2-4-speaker tune calls at eb241c2: a lost voice's pieces score 0.52-0.81 with the found
+        centroids, 5-90%, real voices' 0.62-0.85; a cut at 0.45 flags 2 of 28 lost voices and
+        real voices in 24 calls); the split's turns cut into pieces of at most 2 s or 3 s,
+        each embedded, counted 179 and 182 of 245 right (188), strict DER 18.5%, 18.2% (19.0%).
     move_margin: then a long turn whose cosine with the mean of another speaker's long turns
         beats that with its own speaker's others by more than this (0.1) moves there.
     mixed_cosine: before all that, a window embedding whose local speaker's lone frames hold
