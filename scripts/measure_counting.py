@@ -563,7 +563,7 @@ def main() -> None:
     parser.add_argument("--no-split", action="store_true", help="without the turn-by-turn split (the rule before)")
     parser.add_argument("--mixed-cosines", help="comma-separated split.mixed_cosine values ('none': mixed window "
                                                 "embeddings not looked for)")
-    parser.add_argument("--split", action="append", help="FIELD=V1,V2: values of a SplitConfig field to score "
+    parser.add_argument("--split", action="append", help="FIELD=V1,V2: values of a SplitConfig field to score ('none': None) "
                                                           "(repeat for more fields)")
     parser.add_argument("--oracle", choices=("leave", "split"), help="the truly mixed window embeddings (reference "
                         "turns) left out by the unmixing, or cut in two by the reference and embedded again")
@@ -653,7 +653,8 @@ def _split_grid(args, base):
     fields = dict(field.split("=", 1) for field in args.split or [])
     kinds = {name: type(getattr(base, name)) for name in fields}
     for mixed, *chosen in itertools.product(values(args.mixed_cosines),
-                                            *([kinds[name](x) for x in text.split(",")] for name, text in fields.items())):
+                                            *([None if x == "none" else kinds[name](x) for x in text.split(",")]
+                                              for name, text in fields.items())):
         changes = {} if mixed is None else {"mixed_cosine": None if mixed == "off" else mixed}
         yield replace(base, **changes, **dict(zip(fields, chosen)))
 

@@ -105,7 +105,7 @@ def stages(diarizer: Diarizer, item, cache: Path, trace: bool = False):
         found.append(diarizer._unmixed(found[-1], windows, bounds, item.duration, signal, known, report, clustering))
         found.append(diarizer._split(found[-1], signal, merge, bounds, report, known))
         found.append(diarizer._second_voice(found[-1], signal, bounds, known))
-        found.append(diarizer._small_joined(found[-1], bounds))
+        found.append(diarizer._small_joined(found[-1], bounds, merge))
         if not trace:
             return found
         first = clustering_trace(windows, item, clustering, None)

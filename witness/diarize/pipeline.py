@@ -8,7 +8,8 @@
             ─▶ per-frame speaker count + reconstruction ─▶ turns
             ─▶ splitting (CAM++: a speaker whose turns are two voices becomes two, ``split``)
             ─▶ one speaker found: a second voice where CAM++ and GE2E both hear two (``second_voice``)
-            ─▶ a speaker with next to no speech of its own joins the closest other (``small_speakers``)
+            ─▶ a speaker with next to no speech of its own, or little and scoring near the merge's
+               cut with another, joins that other (``small_speakers``)
 
 Segmentation windows stream into the embedding stage, so embedding starts with the first
 windows (on the CPU the embedding thread also segments whenever no batch waits, so both cores
@@ -53,7 +54,7 @@ from witness.diarize.segmentation import (
     cut_windows, levels_db, window_starts)
 from witness.diarize.mixed import mixed_windows
 from witness.diarize.second_voice import group_centroids, two_voices
-from witness.diarize.small_speakers import joined_turns, small_speaker_joins
+from witness.diarize.small_speakers import NearVoice, joined_turns, small_speaker_joins
 from witness.diarize.split import embedded_turns, middle, relabel, renumbered, split_speakers
 from witness.diarize.stream import SegmentationStream
 from witness.vad import SileroVad, fixed_subwindows
@@ -339,7 +340,7 @@ class Diarizer:
         if self.config.split.mixed_cosine is not None:
             out = self._unmixed(out, windows, bounds, duration, signal, known, report, clustering)
         out = self._split(out, signal, merge, bounds, report, known)
-        out = self._small_joined(self._second_voice(out, signal, bounds, known), bounds)
+        out = self._small_joined(self._second_voice(out, signal, bounds, known), bounds, merge)
         return replace(out, timings={**out.timings, **seconds})
 
     def clustering_for(self, signal: np.ndarray | None) -> ClusteringConfig:
@@ -443,14 +444,20 @@ class Diarizer:
         log.debug("a second voice in the one speaker found: %d of %d long turns", int(voices.sum()), len(long))
         return SpeakerTurns(turns, exclusive, found.found + 1, timings, centroids)
 
-    def _small_joined(self, found: SpeakerTurns, bounds: SpeakerBounds) -> SpeakerTurns:
+    def _small_joined(self, found: SpeakerTurns, bounds: SpeakerBounds, merge: ScoreMerge | None = None
+                      ) -> SpeakerTurns:
         """``found`` with each speaker under ``min_speaker_share`` of the speech joined to the
-        closest other (``small_speakers``); as it is when the user fixed the count."""
+        closest other, or under ``near_share`` to the one its s-norm (``merge``'s) is near the
+        cut with, among at most ``near_speakers`` (``small_speakers``); as it is when the user
+        fixed the count."""
         config = self.config.split
-        if config.min_speaker_share <= 0 or bounds.target is not None:
+        if (config.min_speaker_share <= 0 and config.near_margin is None) or bounds.target is not None:
             return found
+        speakers = {t.speaker for t in found.turns}
+        near = None if merge is None or config.near_margin is None or len(speakers) > config.near_speakers else (
+            NearVoice(config.near_share, config.near_margin, merge))
         joins = small_speaker_joins(found.exclusive_turns, found.centroids, config.min_speaker_share,
-                                    config.small_speaker_cosine, bounds.low)
+                                    config.small_speaker_cosine, bounds.low, speakers, near)
         if not joins:
             return found
         log.debug("speakers with next to no speech joined to another: %s", joins)

@@ -5,16 +5,19 @@ Clustering leaves pieces of one voice as speakers of their own where their centr
 just under the s-norm cut (narrowband 2-speaker calls of corpus v2: extras of 1-24 s, mostly
 one person's speech, ``scripts/stage_confusion.py --trace``). A found speaker whose exclusive
 speech is under ``min_share`` of the call's goes to the speaker, of those at or above it, whose
-centroid is the most similar (cosine; the one who talks most when either has none).
+centroid is the most similar (cosine; the one who talks most when either has none); one under
+the larger ``SplitConfig.near_share`` goes to the speaker whose centroid's s-norm with its own is
+the best, when that score is near the merge's cut (``NearVoice``).
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+from dataclasses import dataclass
+from typing import Iterable, Mapping
 
 import numpy as np
 
-from witness.diarize.clustering import normalized
+from witness.diarize.clustering import ScoreMerge, normalized, snorm_scores
 from witness.diarize.split import joined
 from witness.transcript import Turn, speech_seconds
 
@@ -27,21 +30,56 @@ def speech_shares(exclusive: tuple[Turn, ...]) -> dict[str, float]:
 
 
 def small_speaker_joins(exclusive: tuple[Turn, ...], centroids: Mapping[str, np.ndarray], min_share: float,
-                        min_cosine: float = -1.0, fewest: int = 1) -> dict[str, str]:
-    """{speaker: the speaker it joins} for each speaker of ``exclusive`` with under ``min_share``
-    of the speech whose closest centroid scores at least ``min_cosine`` (smallest first, while
-    more than ``fewest`` speakers are left)."""
-    shares = speech_shares(exclusive)
-    kept = [s for s in shares if shares[s] >= min_share]
-    small = sorted((s for s in shares if shares[s] < min_share), key=shares.__getitem__)
+                        min_cosine: float = -1.0, fewest: int = 1, speakers: Iterable[str] = (),
+                        near: NearVoice | None = None) -> dict[str, str]:
+    """{speaker: the speaker it joins} for each speaker of ``exclusive`` (and of ``speakers``,
+    those with no lone speech at 0) with under ``min_share`` of the speech whose closest centroid
+    scores at least ``min_cosine``, or under ``near.share`` whose best s-norm with one of those
+    at or above that share is at least ``near.floor`` (smallest first, while more than ``fewest``
+    speakers are left)."""
+    shares = {s: 0.0 for s in speakers} | speech_shares(exclusive)
+    small = sorted((s for s in shares if shares[s] < max(min_share, near.share if near else 0.0)),
+                   key=shares.__getitem__)
     joins = {}
     for speaker in small:
         if len(shares) - len(joins) <= fewest:
             break
-        to, cosine = _closest(speaker, kept, centroids, shares)
-        if cosine >= min_cosine:
-            joins[speaker] = to
+        if shares[speaker] < min_share:
+            to, cosine = _closest(speaker, [s for s in shares if shares[s] >= min_share], centroids, shares)
+            if cosine >= min_cosine:
+                joins[speaker] = to
+                continue
+        if near is not None and shares[speaker] < near.share:
+            to = near.closest(speaker, [s for s in shares if shares[s] >= near.share], centroids)
+            if to is not None:
+                joins[speaker] = to
     return joins
+
+
+@dataclass(frozen=True)
+class NearVoice:
+    """A found speaker with under ``share`` of the speech joins the speaker whose centroid scores
+    best with its own by the s-norm merge's score (``clustering.snorm_scores`` against ``merge``'s
+    cohort) when that score is at least ``merge.threshold - margin``: one voice the merge left in
+    two pieces, its best pair just under the cut (``SplitConfig.near_share``)."""
+
+    share: float
+    margin: float
+    merge: ScoreMerge
+
+    @property
+    def floor(self) -> float:
+        return self.merge.threshold - self.margin
+
+    def closest(self, speaker: str, kept: list[str], centroids: Mapping[str, np.ndarray]) -> str | None:
+        """The speaker of ``kept`` scoring best with ``speaker`` if that score reaches ``floor``."""
+        usable = [s for s in kept if _embedded(centroids.get(s))]
+        if not usable or not _embedded(centroids.get(speaker)):
+            return None
+        rows = normalized(np.stack([centroids[speaker]] + [centroids[s] for s in usable]).astype(np.float64))
+        scores = snorm_scores(rows, self.merge.cohort, self.merge.top)[0, 1:]
+        best = int(np.argmax(scores))
+        return usable[best] if scores[best] >= self.floor else None
 
 
 def _closest(speaker: str, kept: list[str], centroids: Mapping[str, np.ndarray],
