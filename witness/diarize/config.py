@@ -510,8 +510,15 @@ class SplitConfig:
         centroids, 5-90%, real voices' 0.62-0.85; a cut at 0.45 flags 2 of 28 lost voices and
         real voices in 24 calls); the split's turns cut into pieces of at most 2 s or 3 s,
         each embedded, counted 179 and 182 of 245 right (188), strict DER 18.5%, 18.2% (19.0%).
+        A speaker with 2 or 3 embedded turns looked at too (the split asks 2 * ``min_turns``),
+        short_turn 1.2 or 1.5: 186-188 of 245 right (188; at 3 turns and 1.2 s v3-d5 tune_012
+        3 -> 4 found, right, by its lost voice's 1.4 s turn, but v1 tune_090 4 -> 5).
     move_margin: then a long turn whose cosine with the mean of another speaker's long turns
-        beats that with its own speaker's others by more than this (0.1) moves there.
+        beats that with its own speaker's others by more than this (0.1) moves there. Judged
+        instead on every exclusive turn cut into pieces of at most 2 s / 3 s, each embedded (the
+        moves only; issue 22, 245 2-4-speaker tune calls at eb241c2): strict DER 19.0% -> 18.4%
+        / 18.1%, lower on every part, but counted right 188 -> 186 / 185 (at 3 s 13 calls'
+        counts change, both ways; the embedding cost not measured).
     mixed_cosine: before all that, a window embedding whose local speaker's lone frames hold
         two long turns' pieces with a cosine under this (0.5) mixes two voices: clustering runs
         again without those (``witness.diarize.mixed``); None: not looked for. On the tune
