@@ -595,7 +595,19 @@ class SplitConfig:
         (37.0% -> 42.0%; check_long, the verdict, 10 -> 9 on v3, v3-d2, d3, d4 and 9 -> 8 on v2).
         ``--split near_speakers=4,5,6,8`` (on the draws' whole tune parts): 192, 196, 198, 199 of
         245 (18.82, 18.71, 18.62, 18.58%), every tune_long count as before the rule at each; 8
-        counts the same calls as no bound. Guards: README.
+        counts the same calls as no bound. Measured and dropped (at 0779d9b, the same replay): a
+        speaker under the share joining any larger speaker not yet joined (chains followed to
+        their end; v2 tune_014's five extras of 5-9% are nearest one another): 199 of 245, 18.58%,
+        v1 tune 25.60% -> 25.65%; no join where the two speakers' turns overlap by 0.5 s / 1 s
+        or more (two people talk at once; true small voices overlapped their nearest in 6 of 13
+        cases near the cut, extras in 9 of 33): share 0.1 197 18.71% / 198 18.59%, share 0.15
+        197 18.58% / 197 18.48% (v1 tune 26.19% / 26.26%). The 17 calls still over-counted
+        (v2 tune_005, 010, 011, 012, 014, 018; v1 tune_033, 073, 074, 091; v3-d1 tune_013, 014;
+        v3-d3 tune_007, 012, 019; v3-d4 tune_018; v3-d5 tune_010) mostly hold extras of 10-25%
+        of the speech at -1.6 to +3.4 of the cut (27 true speakers lie under 25% and within 1 of
+        it); the rest extras nearest another extra (v2 tune_014) or far from every voice (v2
+        tune_011 at -3.0, v3-d1 tune_014 at -11.0).
+        Guards: README.
 
     Tuned on the tuning corpus's tune part (105 calls, ``scripts/measure_counting.py``). With
     the clustering above: strict DER 32.4% -> 29.6%, counts right 69 -> 71 of 105 (under 24 ->
