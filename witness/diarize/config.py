@@ -359,6 +359,18 @@ short 3-6-speaker calls (v1 strict DER up 0.7-2 points): w 0.75 cut 7.5 (156) an
 (154) are the near misses at d0a901e (the draws' two 49-minute narrowband tune_long calls not
 replayed with GE2E).
 
+Decided again on 328 tune calls of 2-4 speakers (issue 22, at eb241c2: v1, v2, v3 and the v3
+draws 1-9 pooled, ``measure_counting.py --sets tune -v --penalties 3,2.5 --split
+short_cosine=-1,0.4 --split small_speaker_cosine=0.5,0.65 --dump``, ``pool.py``): the shipped
+cannot-link 2.5, short-turn split 0.4, small_speaker_cosine 0.5 counts 256 right (strict DER
+18.9%), the best of the 8 settings. Each alone: cannot-link 3: 255 (v1 tune_041 2 -> 3 found,
+tune_094 (6) 5 -> 6); short split off: 254 (v1 tune_035, 038, v2 tune_019 lose a voice);
+small_speaker_cosine 0.65: 254 (one more found on 9 calls: v2 tune_018, 026, v3-d3 tune_003,
+v3-d9 tune_006 over, v3-d1 tune_018 and the 5-10-speaker v3 tune_016, v3-d3 tune_013, v3-d4
+tune_004, v3-d7 tune_long right; ``muted-tune`` 16 -> 15 of 20). No part's DER moved more than
+0.2; ``onevoice-tune`` 16/20, dev 17.0% (4/4) in every row; draws 4-9 moved only on
+small_speaker_cosine. The three stay as shipped.
+
 Measured and dropped (``scripts/channel_compensation.py``): a linear channel compensation of
 narrowband calls' embeddings before AHC and the s-norm merge (cohort transformed too), fitted on
 the tune parts' narrowband rows without each scored call's speakers. At the shipped cuts (v1 66/92
