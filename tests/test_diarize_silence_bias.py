@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from witness.diarize.config import config_for
+from witness.diarize.config import RuntimeOptions, config_for
 from witness.diarize.pipeline import Diarizer
 from witness.diarize.segmentation import FRAME_STEP_SAMPLES, cut_windows, frame_db, window_starts
 from witness.rttm import read_rttm
@@ -26,10 +26,10 @@ def models(default_models):
     return dataclasses.replace(default_models, vad=None)
 
 
-def diarizer(models, **segmentation) -> Diarizer:
+def diarizer(models, runtime: RuntimeOptions = RuntimeOptions(), **segmentation) -> Diarizer:
     config = config_for("campplus")
     return Diarizer(models, dataclasses.replace(config, segmentation=dataclasses.replace(config.segmentation,
-                                                                                          **segmentation)))
+                                                                                          **segmentation)), runtime)
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +76,14 @@ def test_over_the_gate_loud_frames_heard_as_nobody_become_speech(models, opus_ca
     active = np.isfinite(biased.embeddings[changed]).all(axis=-1)
     assert active.any() and not np.array_equal(biased.embeddings[changed][active],
                                                plain.embeddings[changed][active])
+
+
+def test_the_changed_windows_embed_the_same_on_two_threads_as_on_one(models, opus_call):
+    share = diarizer(models).embed_windows(opus_call).unheard
+    plain = diarizer(models, silence_bias=0.0).embed_windows(opus_call)
+    one, two = (diarizer(models, RuntimeOptions(windows_per_batch=4, piece_workers=workers), unheard_gate=share)
+                .embed_windows(opus_call) for workers in (1, 2))
+    changed = (one.segmentations.data != plain.segmentations.data).any(axis=(1, 2))
+    assert changed.sum() > 2 * 4  # at least three batches to share out
+    assert np.array_equal(two.segmentations.data, one.segmentations.data)
+    assert np.array_equal(two.embeddings, one.embeddings, equal_nan=True)

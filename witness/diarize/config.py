@@ -825,9 +825,9 @@ class RuntimeOptions:
     blas_threads: numpy's BLAS threads during a run (1: with OpenBLAS's default pool a run
         took 1.5x as long on this 2-core machine, scripts/bench_diarize_pipeline.py); None
         leaves BLAS alone.
-    piece_workers: after segmentation, the turn pieces the split embeds (``split``) are
-        embedded this many at once (2: the segmentation's core is free by then; the vectors
-        are the same on any number).
+    piece_workers: after segmentation, the windows the silence bias changed (``pipeline``) and
+        the turn pieces the split embeds (``split``) are embedded this many batches at once (2:
+        the segmentation's core is free by then; the vectors are the same on any number).
     share_segmentation: with segmentation on the CPU, the embedding thread segments a batch
         itself whenever none is waiting (``stream``; True: segmentation is the slower stage
         there, and the windows are the same whichever thread runs them).

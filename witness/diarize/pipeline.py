@@ -2,7 +2,8 @@
 
     samples ─▶ segmentation (worker thread, ``stream``) ─bounded queue─▶ masks + embeddings
             ─▶ loud frames heard as nobody on >= 25%: the silence-biased decoding kept, the windows
-               it changed embedded again (``SegmentationConfig.silence_bias``)
+               it changed embedded again (``SegmentationConfig.silence_bias``; on ``RuntimeOptions.piece_workers``
+               threads: the segmentation's core is free by then)
             ─▶ clustering (its s-norm cut by the audio's band, ``band``; GE2E's s-norm added
                on narrowband audio when the config asks: off, ``ClusteringConfig.second_weight``)
             ─▶ per-frame speaker count + reconstruction ─▶ turns
@@ -32,6 +33,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
@@ -86,7 +88,7 @@ class DiarizationOutput:
         applied (``speakers`` is what the output has).
     capped: True when more speakers were found than --max-speakers (or --num-speakers) allow.
     timings: seconds per stage (segmentation and embedding overlap in time: "streaming" is
-        their joint wall time), and "total".
+        their joint wall time, "re-embedding" the silence bias's pass after them when it ran), and "total".
     centroids: each speaker's cluster centroid, (dim,) float32 by label: the mean of the
         embeddings clustering gave that speaker (what known voices are matched against);
         a speaker none of whose speech could be embedded (a file under a second) has none.
@@ -294,17 +296,22 @@ class Diarizer:
                 embedded += len(batch.activity)  # batches may come out of order (``stream``)
                 report("embedding", embedded, total)
         unheard = None if silence is None else stream.unheard / max(stream.loud, 1)
+        timings = {}
         if unheard is not None and unheard >= self.config.segmentation.unheard_gate:
             t0 = time.perf_counter()
             changed = np.nonzero((stream.biased != (activity > 0)).any(axis=(1, 2)))[0]
             activity[changed] = stream.biased[changed]
             embeddings[changed] = np.nan
-            for first in range(0, len(changed), rt.windows_per_batch):
-                index = changed[first:first + rt.windows_per_batch]
-                embed(index, activity[index])
-            busy += time.perf_counter() - t0
-        timings = {"segmentation": stream.busy_seconds, "embedding": busy,
-                   "streaming": time.perf_counter() - began}
+            # the segmentation's core is free by now: batches side by side, each writing its own rows, each
+            # 1/workers of a stream batch (the peak memory of one; pooled GE2E keeps a cache, so one thread)
+            workers = 1 if self.models.embedding == "ge2e" and self.ge2e_variant == "pooled" else rt.piece_workers
+            size = max(1, -(-rt.windows_per_batch // max(1, workers)))
+            with ThreadPoolExecutor(max(1, workers)) as pool:
+                list(pool.map(lambda index: embed(index, activity[index]),
+                              [changed[first:first + size] for first in range(0, len(changed), size)]))
+            timings["re-embedding"] = time.perf_counter() - t0
+            busy += timings["re-embedding"]
+        timings.update(segmentation=stream.busy_seconds, embedding=busy, streaming=time.perf_counter() - began)
         window = SlidingWindow(0.0, WINDOW_SAMPLES / SAMPLE_RATE, step_samples / SAMPLE_RATE)
         segmentations = Segmentations(activity, window, FRAME_STEP_SAMPLES / SAMPLE_RATE, FRAME_SIZE_SAMPLES / SAMPLE_RATE)
         return WindowEmbeddings(segmentations, embeddings, timings, unheard=unheard)
