@@ -24,10 +24,6 @@ embeds the long turns again each time) and scoring.
     PYTHONPATH=. python scripts/measure_counting.py --sets tune -v --silence-biases 0,1.5 --unheard-gates 0.15,0.2
     PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav [--bench-cohort none] [--no-split]  # time, RSS
     PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav --silence-biases 0,1.5  # CPU s with/without
-    git archive REV witness | tar -x -C /tmp/before    # a change's cost: before and after, interleaved, 3 rounds
-    PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav --trees /tmp/before, --repeats 3
-        # e.g. the silence bias's re-embedding on two threads, an 11-minute Opus call where it fires: wall 21.5
-        # (21.0-21.7) -> 22.8 (21.2-23.2) s, CPU 23.9 -> 23.9 s, peak RSS 687 -> 708 MB: no gain, not landed (README)
 
 Sets: ``dev`` (the sample call and the 7 dev-set files), ``devlong`` (the dev set
 concatenated to 20 minutes, 21 people), ``tune`` and ``check`` (the corpus parts;
@@ -563,9 +559,6 @@ def main() -> None:
     parser.add_argument("--second", action="store_true", help="with --write-cohort: GE2E's cohort")
     parser.add_argument("--group", type=int, default=8, help="embeddings per cohort row")
     parser.add_argument("--bench", type=Path, help="time one whole diarization of this .wav (beside its .rttm)")
-    parser.add_argument("--trees", default="", help="with --bench: comma-separated folders holding the witness "
-                        "package to time ('': this checkout's), e.g. /tmp/before, (before, then this checkout)")
-    parser.add_argument("--repeats", type=int, default=1, help="with --bench: rounds of every setting, interleaved")
     parser.add_argument("--bench-cohort", default="", help="with --bench: 'none' runs the rule before (AHC at 0.7 alone)")
     parser.add_argument("--no-split", action="store_true", help="without the turn-by-turn split (the rule before)")
     parser.add_argument("--mixed-cosines", help="comma-separated split.mixed_cosine values ('none': mixed window "
@@ -580,8 +573,7 @@ def main() -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per file")
     args = parser.parse_args()
     if args.bench:
-        return bench(args.bench, args.bench_cohort, not args.no_split, _segmentation_grid(args, SegmentationConfig()),
-                     tuple(Path(x) if x else None for x in args.trees.split(",")), args.repeats)
+        return bench(args.bench, args.bench_cohort, not args.no_split, _segmentation_grid(args, SegmentationConfig()))
     models = choose_models("campplus")
     config = config_for(models.embedding)
     diarizer = Diarizer(replace(models, vad=None), replace(config, split=None) if args.no_split else config)
@@ -614,82 +606,32 @@ def main() -> None:
                       args.dump)
 
 
-def bench(wav: Path, cohort: str, split: bool = True, segmentations=(SegmentationConfig(),),
-          trees: tuple[Path | None, ...] = (None,), repeats: int = 1) -> None:
-    """Whole diarizations of ``wav``, one per ``segmentations`` setting and source tree in
-    ``trees`` (a folder holding the ``witness`` package to time, e.g. ``git archive`` of the
-    commit before a change; None: this checkout's), ``repeats`` rounds of them interleaved. Each
-    runs in a fresh process (its sessions started on the first 11 s outside the timing), timed
-    in wall and CPU seconds, with its own peak RSS; with several rounds, per setting the median
-    and the range. The shipped clustering or, with ``cohort`` "none", the rule before it (AHC
-    at 0.7 alone); without the turn-by-turn split when ``split`` is False. Each line ends with
-    a digest of the turns: equal digests, the same turns."""
-    from statistics import median
-
-    runs: dict[str, list[dict]] = defaultdict(list)
-    segmentations = list(segmentations)
-    for _ in range(repeats):
-        for segmentation, tree in itertools.product(segmentations, trees):
-            run = _bench_process(wav, cohort, split, segmentation, tree)
-            label = (f"{wav.stem} cohort={cohort or 'shipped'} split={split} silence_bias={segmentation.silence_bias:g} "
-                     f"unheard_gate={segmentation.unheard_gate:g}" + (f" witness={tree}" if tree else ""))
-            runs[label].append(run)
-            print(f"{label}: {run['speakers']} speakers (true {run['true']}), DER {run['der']:.1%}, diarization "
-                  f"{run['wall']:.1f} s (RTF {run['wall'] / run['audio']:.4f}, CPU {run['cpu']:.1f} s), peak RSS "
-                  f"{run['rss']:.0f} MB, turns {run['digest']}; seconds by stage "
-                  + ", ".join(f"{k} {v:.2f}" for k, v in run["timings"].items()), flush=True)
-    for label, done in runs.items() if repeats > 1 else ():
-        print(f"{label}: median (range) of {repeats}: " + ", ".join(
-            f"{name} {median(r[key] for r in done):.{digits}f} ({min(r[key] for r in done):.{digits}f}-"
-            f"{max(r[key] for r in done):.{digits}f}) {unit}"
-            for name, key, digits, unit in (("wall", "wall", 1, "s"), ("CPU", "cpu", 1, "s"), ("peak RSS", "rss", 0, "MB"))))
-
-
-def _bench_process(wav: Path, cohort: str, split: bool, segmentation: SegmentationConfig, tree: Path | None) -> dict:
-    """``_bench_once`` in a fresh Python process, importing ``witness`` from ``tree`` (None: this checkout)."""
-    import dataclasses
-    import os
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[1]
-    code = ("import json, sys; from scripts.measure_counting import _bench_once; "
-            "print(json.dumps(_bench_once(*json.loads(sys.argv[1]))))")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(p) for p in (tree, root) if p))
-    done = subprocess.run([sys.executable, "-c", code, json.dumps([str(wav.resolve()), cohort, split,
-                                                                     dataclasses.asdict(segmentation)])],
-                          env=env, cwd=tree or root, check=True, capture_output=True, text=True)
-    run = json.loads(done.stdout.strip().splitlines()[-1])
-    assert Path(run["witness"]).is_relative_to((tree or root).resolve()), run["witness"]
-    return run
-
-
-def _bench_once(wav: str, cohort: str, split: bool, segmentation: dict) -> dict:
-    """One timed diarization of ``wav`` for ``bench``."""
+def bench(wav: Path, cohort: str, split: bool = True, segmentations=(SegmentationConfig(),)) -> None:
+    """Whole diarizations of ``wav`` in this process, one per ``segmentations`` setting (timed
+    in wall and this process's CPU seconds; ``ru_maxrss`` is the peak of them all), with the
+    shipped clustering or, with ``cohort`` "none", the rule before it (AHC at 0.7 alone);
+    without the turn-by-turn split when ``split`` is False."""
     import resource
 
-    import witness
-
-    wav = Path(wav)
     models = choose_models("campplus")
-    config = replace(config_for(models.embedding), segmentation=SegmentationConfig(**segmentation))
+    config = config_for(models.embedding)
     if cohort == "none":
         config = replace(config, clustering=ClusteringConfig())
     if not split:
         config = replace(config, split=None)
     samples = load_audio(wav).samples
     (turns,) = read_rttm(wav.with_suffix(".rttm")).values()
-    diarizer = Diarizer(replace(models, vad=None), config)
-    diarizer.run(samples[:11 * SAMPLE_RATE])  # start the sessions outside the timing
-    cpu = time.process_time()
-    out = diarizer.run(samples)
-    cpu = time.process_time() - cpu
-    error, total = der_parts(turns, out.turns)["strict"]
-    digest = hashlib.sha1(repr([(t.start, t.end, t.speaker) for t in out.turns]).encode()).hexdigest()[:10]
-    return {"speakers": out.num_speakers, "true": len({t.speaker for t in turns}), "der": error / total,
-            "wall": out.timings["total"], "audio": len(samples) / SAMPLE_RATE, "cpu": cpu,
-            "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "digest": digest,
-            "witness": witness.__file__, "timings": dict(out.timings)}
+    for segmentation in segmentations:
+        cpu = time.process_time()
+        out = Diarizer(replace(models, vad=None), replace(config, segmentation=segmentation)).run(samples)
+        cpu, seconds = time.process_time() - cpu, out.timings["total"]
+        error, total = der_parts(turns, out.turns)["strict"]
+        print(f"{wav.stem} cohort={cohort or 'shipped'} split={split} silence_bias={segmentation.silence_bias:g} "
+              f"unheard_gate={segmentation.unheard_gate:g}: {out.num_speakers} speakers "
+              f"(true {len({t.speaker for t in turns})}), DER {error / total:.1%}, diarization {seconds:.1f} s "
+              f"(RTF {seconds / (len(samples) / SAMPLE_RATE):.4f}, CPU {cpu:.1f} s, "
+              f"clustering {out.timings['clustering']:.2f} s, splitting {out.timings.get('splitting', 0.0):.2f} s), "
+              f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
 def _segmentation_grid(args, base):
