@@ -369,7 +369,8 @@ small_speaker_cosine 0.65: 254 (one more found on 9 calls: v2 tune_018, 026, v3-
 v3-d9 tune_006 over, v3-d1 tune_018 and the 5-10-speaker v3 tune_016, v3-d3 tune_013, v3-d4
 tune_004, v3-d7 tune_long right; ``muted-tune`` 16 -> 15 of 20). No part's DER moved more than
 0.2; ``onevoice-tune`` 16/20, dev 17.0% (4/4) in every row; draws 4-9 moved only on
-small_speaker_cosine. The three stay as shipped.
+small_speaker_cosine. Again at c2a007e (0779d9b's near-voice join in): shipped 270 (18.6%),
+cannot-link 3 268, short split off 268, small_speaker_cosine 0.65 269. The three stay as shipped.
 
 Measured and dropped (``scripts/channel_compensation.py``): a linear channel compensation of
 narrowband calls' embeddings before AHC and the s-norm merge (cohort transformed too), fitted on
