@@ -51,7 +51,7 @@ def test_the_defaults_are_what_runs_by_default():
         "piece_clustering": dataclasses.asdict(ClusteringConfig()),
         "split": {"min_turn": 1.0, "turn_seconds": 3.0, "threshold": 0.5, "min_turns": 2, "min_speech": 3.0,
                   "min_share": 0.2, "max_cosine": 0.65, "lone_turn": 8.0, "lone_cosine": 0.6, "short_turn": 1.5,
-                  "short_cosine": 0.4, "short_speakers": 4, "move_margin": 0.1,
+                  "short_cosine": 0.4, "short_speakers": 4, "move_margin": 0.1, "move_pieces": 3.0,
                   "mixed_cosine": 0.5, "min_speaker_share": 0.045, "small_speaker_cosine": 0.5,
                   "near_share": 0.1, "near_margin": 1.5, "near_speakers": 8},
     }

@@ -532,6 +532,20 @@ class SplitConfig:
         moves only; issue 22, 245 2-4-speaker tune calls at eb241c2): strict DER 19.0% -> 18.4%
         / 18.1%, lower on every part, but counted right 188 -> 186 / 185 (at 3 s 13 calls'
         counts change, both ways; the embedding cost not measured).
+    move_pieces: after those moves, every exclusive turn of at least ``min_turn`` is cut into
+        the fewest equal pieces of at most this many seconds (3; 0: off), each embedded, and a
+        piece closer to another speaker's pieces by more than ``move_margin`` moves there (none
+        of a speaker all of whose pieces would move). The turn moves run first and are as
+        before, so the count barely moves (issue 22, 245 2-4-speaker tune calls, v1 v2 v3 +
+        /tmp/draws3/view-d1..d5, at main 17eb5a4; measure_counting.py --sets tune -v --split
+        move_pieces=0,3 --dump, pool.py): 199 -> 200 right (over 17 -> 16), strict DER 18.6% ->
+        17.6%, lower on every part (v1 24.6 -> 23.6, v2 21.3 -> 20.2, v3 17.5 -> 16.6, d1..d5
+        20.1/16.7/17.5/17.5/13.4 -> 19.1/15.7/16.3/16.2/12.9); counts changed in 5 tune calls
+        (d1 tune_013 3 -> 2 and v2 tune_005 4 -> 3 of 2; v1 tune_026 4 speakers 3 -> 2, v1
+        tune_018 6 speakers 4 -> 5, v2 tune_014 7 -> 6 of 2); 8-10-speaker tune_long counts as
+        before. The pieces replacing the turn moves (0ca640f, lost15-wip) changed 13 calls'
+        counts both ways (199 -> 196). Keeping the pieces to speakers with >= 10% of the
+        speech: 200, 17.7%. CPU on the 49-min v3 tune_long 1.15x (lost15's bench of 0ca640f).
     mixed_cosine: before all that, a window embedding whose local speaker's lone frames hold
         two long turns' pieces with a cosine under this (0.5) mixes two voices: clustering runs
         again without those (``witness.diarize.mixed``); None: not looked for. On the tune
@@ -663,6 +677,7 @@ class SplitConfig:
     short_cosine: float = 0.4
     short_speakers: int = 4
     move_margin: float = 0.1
+    move_pieces: float = 3.0
     mixed_cosine: float | None = 0.5
     min_speaker_share: float = 0.045
     small_speaker_cosine: float = 0.5

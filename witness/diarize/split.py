@@ -26,7 +26,7 @@ embedded turns would leave: speakers are never merged, by a split or by moves.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
 import numpy as np
@@ -91,6 +91,13 @@ def middle(turn: Turn, seconds: float) -> tuple[float, float]:
     """(start, end) seconds of the middle ``seconds`` of ``turn`` (all of it when shorter)."""
     trim = max(0.0, turn.duration - seconds) / 2
     return turn.start + trim, turn.end - trim
+
+
+def cut_turn(turn: Turn, seconds: float) -> list[Turn]:
+    """``turn`` cut in the fewest equal pieces of at most ``seconds``."""
+    n = max(1, int(np.ceil(turn.duration / seconds - 1e-9)))
+    step = turn.duration / n
+    return [Turn(turn.start + i * step, turn.start + (i + 1) * step, turn.speaker) for i in range(n)]
 
 
 def embedded_turns(exclusive: tuple[Turn, ...], signal: np.ndarray, embed: Embed, config: SplitConfig,
@@ -246,6 +253,16 @@ def split_speakers(turns: tuple[Turn, ...], exclusive: tuple[Turn, ...], centroi
         look.turns = _moved(look.turns, Turn(long[i].start, long[i].end, look.labels[i]), to)
         look.exclusive = _moved(look.exclusive, Turn(long[i].start, long[i].end, look.labels[i]), to)
         look.labels[i] = to
+    if config.move_pieces:
+        runs = sorted((p for t in look.exclusive if t.duration >= config.min_turn
+                       for p in cut_turn(t, config.move_pieces)), key=lambda t: t.start)
+        spans, vectors = embedded_turns(tuple(runs), signal, embed, replace(config, min_turn=0.0, turn_seconds=1e9),
+                                        known, workers)
+        pieces = _moves(vectors, [t.speaker for t in spans], config.move_margin) if len(spans) else []
+        for i, to in pieces:
+            look.turns = _moved(look.turns, spans[i], to)
+            look.exclusive = _moved(look.exclusive, spans[i], to)
+        moves = moves + pieces
     added = sum(map(len, split))
     rename = _names(look.turns) if added else {}
     voices = tuple(Turn(t.start, t.end, rename.get(label, label)) for t, label in zip(long, look.labels))
