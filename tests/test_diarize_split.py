@@ -1,10 +1,12 @@
 """The turn-by-turn second look at each speaker (witness.diarize.split), with real CAM++ on
 real audio: the sample call's two voices given one label are told apart again, two voices
 already apart stay as they are, a turn given to the wrong voice goes back, the user's largest
-count holds; on the dev set, the call whose
+count holds, the other voice at a long turn's end goes back by pieces; on the dev set, the call whose
 two digit readers share one local speaker in every window gets its four speakers."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -196,3 +198,23 @@ def test_one_short_turn_of_another_voice_becomes_a_speaker_in_a_small_call(refer
     assert [t for t in out.long if t.speaker == "SPEAKER_01"] == [t for t in out.long if t.start < 16.0 < t.end]
     for config in (SplitConfig(short_cosine=-1.0), SplitConfig(short_speakers=0)):
         assert split_speakers(turns, exclusive(turns), {}, sample_audio, embedder.embed, merge, config).added == 0
+
+
+def test_the_other_voice_at_the_end_of_a_long_turn_goes_back_by_pieces(reference, sample_audio, embedder):
+    """speaker90's turn at 10.57 s stretched to 17.0 s over 2.5 s of speaker91's (14.49-17.92 s):
+    as a whole (its middle mostly speaker90) it stays; cut in 2.14 s pieces
+    (``SplitConfig.move_pieces``) its last piece, speaker91's, moves to speaker91."""
+    names = {"speaker90": "SPEAKER_00", "speaker91": "SPEAKER_01"}
+    stretched = {10.57: Turn(10.57, 17.0, "SPEAKER_00"), 14.49: Turn(17.0, 17.92, "SPEAKER_01")}
+    wrong = tuple(stretched.get(t.start, Turn(t.start, t.end, names[t.speaker])) for t in reference)
+    merge, shipped = score_merge(CAMPPLUS_CLUSTERING), SplitConfig().move_pieces
+    outs = {pieces: split_speakers(wrong, exclusive(wrong), {}, sample_audio, embedder.embed, merge,
+                                   dataclasses.replace(SplitConfig(), move_pieces=pieces))
+            for pieces in (0.0, shipped)}
+    confusion = {}
+    for pieces, out in outs.items():
+        assert out.added == 0
+        confusion[pieces] = diarization_error(list(reference), list(out.turns)).confusion
+    at_16 = {pieces: [t.speaker for t in out.turns if t.start <= 16.0 < t.end] for pieces, out in outs.items()}
+    assert outs[0.0].moved == 0 and at_16[0.0] == ["SPEAKER_00"] and confusion[0.0] > 2.0
+    assert outs[shipped].moved == 1 and at_16[shipped] == ["SPEAKER_01"] and confusion[shipped] < 1.0

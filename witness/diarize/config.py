@@ -536,8 +536,8 @@ class SplitConfig:
         the fewest equal pieces of at most this many seconds (3; 0: off), each embedded, and a
         piece closer to another speaker's pieces by more than ``move_margin`` moves there (none
         of a speaker all of whose pieces would move). The turn moves run first and are as
-        before, so the count barely moves (issue 22, 245 2-4-speaker tune calls, v1 v2 v3 +
-        /tmp/draws3/view-d1..d5, at main 17eb5a4; measure_counting.py --sets tune -v --split
+        before, so the count barely moves (issue 22, 245 2-4-speaker tune calls, v1 v2 v3 and
+        the v3 draws 1-5, at main 17eb5a4; measure_counting.py --sets tune -v --split
         move_pieces=0,3 --dump, pool.py): 199 -> 200 right (over 17 -> 16), strict DER 18.6% ->
         17.6%, lower on every part (v1 24.6 -> 23.6, v2 21.3 -> 20.2, v3 17.5 -> 16.6, d1..d5
         20.1/16.7/17.5/17.5/13.4 -> 19.1/15.7/16.3/16.2/12.9); counts changed in 5 tune calls
@@ -598,7 +598,7 @@ class SplitConfig:
         at -1.4), against 25 of all 45 extras (2 more in calls that also lose a voice);
         under 6%: 1 against 13; under 15%: 8 against 34. Grid (``measure_counting.py
         --sets tune -v --split near_margin=none,1,1.5,2,2.5 --split near_share=0.06,0.08,0.1,
-        0.12,0.15 --dump``, v1, v2, v3 tune and the draws' 2-4-speaker views /tmp/draws3/view-dN,
+        0.12,0.15 --dump``, v1, v2, v3 tune and the draws' 2-4-speaker tune calls,
         cache copies; 2-4-speaker calls right of 245, pooled strict DER; none: 188, 19.01%):
 
             margin, share   0.06          0.08          0.1           0.12          0.15
