@@ -658,7 +658,13 @@ class SplitConfig:
         (25.9% -> 13.1%), nothing else changes (v1 72 -> 73 of 92, 23.60% -> 23.51%, all v1 tune
         24.88% -> 24.82%; v2 20 -> 21 of 28, 20.24% -> 19.93%); at 4 also v3-d2 tune_003 4 -> 3
         (an extra joined, a true voice still lost: 23.6% -> 12.8%), v3-d9 tune_019 4 -> 3 and v1
-        tune_025 (6) 4 -> 3 (44.1% -> 57.4%).
+        tune_025 (6) 4 -> 3 (44.1% -> 57.4%). Measured and dropped (the same replay, on top of
+        these): the exchange as a veto on the near-voice join (no ``near_share`` join where the
+        two take turns within 1 s) while more than 4 / 3 speakers are left: 273 (over 18) 17.55%
+        / 268 (over 24) 17.68%; it gave v1's 6-speaker tune_094 its quiet voice back (4 -> 5,
+        39.7% -> 30.7%) but kept extras that answer their voice (v2 tune_010 4 -> 5, v3-d2
+        tune_016 4 -> 5; at 3 also 7 more 2-3-speaker calls over): extras take turns with their
+        voice as often as true speakers do (19 of 29 extras do).
 
     Tuned on the tuning corpus's tune part (105 calls, ``scripts/measure_counting.py``). With
     the clustering above: strict DER 32.4% -> 29.6%, counts right 69 -> 71 of 105 (under 24 ->
