@@ -664,7 +664,7 @@ class SplitConfig:
         / 268 (over 24) 17.68%; it gave v1's 6-speaker tune_094 its quiet voice back (4 -> 5,
         39.7% -> 30.7%) but kept extras that answer their voice (v2 tune_010 4 -> 5, v3-d2
         tune_016 4 -> 5; at 3 also 7 more 2-3-speaker calls over): extras take turns with their
-        voice as often as true speakers do (19 of 29 extras do).
+        voice as well (17 of the 29 extras do).
 
     Tuned on the tuning corpus's tune part (105 calls, ``scripts/measure_counting.py``). With
     the clustering above: strict DER 32.4% -> 29.6%, counts right 69 -> 71 of 105 (under 24 ->
