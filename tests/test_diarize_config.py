@@ -53,8 +53,7 @@ def test_the_defaults_are_what_runs_by_default():
                   "min_share": 0.2, "max_cosine": 0.65, "lone_turn": 8.0, "lone_cosine": 0.6, "short_turn": 1.5,
                   "short_cosine": 0.4, "short_speakers": 4, "move_margin": 0.1, "move_pieces": 3.0,
                   "mixed_cosine": 0.5, "min_speaker_share": 0.045, "small_speaker_cosine": 0.5,
-                  "near_share": 0.1, "near_margin": 1.5, "near_speakers": 8, "apart_share": 0.25,
-                  "apart_margin": 2.5, "apart_gap": 1.0, "apart_speakers": 3},
+                  "near_share": 0.1, "near_margin": 1.5, "near_speakers": 8},
     }
     assert config_for("ge2e").split is None and config_for("wespeaker").split is None
 

@@ -1,8 +1,7 @@
 """A found speaker with next to no speech of its own joins the closest other
 (witness.diarize.small_speakers), with real CAM++ on the sample call: a 1 s piece of one
 voice left as a speaker of its own goes back to that voice, by cosine or, under the larger share
-``SplitConfig.near_share``, by an s-norm near the merge's cut, and a whole turn under
-``apart_share`` that never takes turns with its voice; speakers above the floor or
+``SplitConfig.near_share``, by an s-norm near the merge's cut; speakers above the floor or
 unlike every other, the fewest the user asks for and a count the user fixed stay."""
 
 from __future__ import annotations
@@ -16,8 +15,7 @@ from witness.diarize.clustering import normalized, score_merge
 from witness.diarize.config import CAMPPLUS_CLUSTERING, SpeakerBounds, SplitConfig, config_for
 from witness.diarize.embedding import CamPlusPlusEmbedder
 from witness.diarize.pipeline import Diarizer, SpeakerTurns
-from witness.diarize.small_speakers import NearVoice, exchanged, joined_turns, small_speaker_joins, speech_shares
-from witness.merge import exclusive_turns
+from witness.diarize.small_speakers import NearVoice, joined_turns, small_speaker_joins, speech_shares
 from witness.rttm import read_rttm
 from witness.transcript import Turn
 
@@ -121,35 +119,3 @@ def test_the_near_rule_needs_the_merge_and_few_speakers(call, default_models):
     assert diarizer._small_joined(found, SpeakerBounds()) is found
     diarizer.config = dataclasses.replace(diarizer.config, split=dataclasses.replace(split, near_speakers=2))
     assert diarizer._small_joined(found, SpeakerBounds(), merge) is found
-
-
-def test_a_larger_piece_apart_from_its_voice_joins_it_and_one_answering_it_stays(sample_call, sample_audio,
-                                                                                 campplus_onnx):
-    """``SplitConfig.apart_share``: speaker91's 14.49-17.92 turn as a speaker of its own holds
-    ~14% of the lone speech (over ``near_share``) and scores near the cut with speaker91 (the
-    shipped narrowband cohort, cut 5); no lone turn of speaker91 follows it or comes before it
-    within ``apart_gap`` s, so it joins speaker91. With speaker91's remark at 18.15 (inside
-    speaker90's turn, not lone) moved to 17.95, before speaker90 starts, it answers the piece
-    0.03 s after: the two answer each other and stay apart."""
-    (reference,) = read_rttm(sample_call / "sample.rttm").values()
-    piece = (14.49, 17.92)
-    turns = tuple(Turn(t.start, t.end, "piece" if (t.start, t.end) == piece else t.speaker) for t in reference)
-    exclusive = exclusive_turns(turns)
-    embedder = CamPlusPlusEmbedder(campplus_onnx)
-
-    def print_of(*starts):
-        rows = embedder.embed(np.stack([sample_audio[int(a * SAMPLE_RATE):int(a * SAMPLE_RATE) + 2 * SAMPLE_RATE]
-                                        for a in starts]))
-        return normalized(normalized(rows).mean(axis=0)).astype(np.float32)
-
-    centroids = {"speaker90": print_of(10.6, 12.6, 18.6), "speaker91": print_of(22.0, 24.0, 26.0),
-                 "piece": print_of(14.7, 15.9)}
-    config = SplitConfig()
-    assert config.near_share < speech_shares(exclusive)["piece"] < config.apart_share
-    near = NearVoice(config.near_share, config.near_margin, score_merge(CAMPPLUS_CLUSTERING), config.apart_share,
-                     config.apart_margin, config.apart_gap)
-    assert small_speaker_joins(exclusive, centroids, 0.0, near=near) == {"piece": "speaker91"}
-    assert small_speaker_joins(exclusive, centroids, 0.0, near=dataclasses.replace(near, apart_margin=None)) == {}
-    answered = exclusive_turns(tuple(Turn(17.95, t.end, t.speaker) if t.start == 18.15 else t for t in turns))
-    assert exchanged(answered, "piece", "speaker91", config.apart_gap)
-    assert small_speaker_joins(answered, centroids, 0.0, near=near) == {}

@@ -455,16 +455,14 @@ class Diarizer:
                       ) -> SpeakerTurns:
         """``found`` with each speaker under ``min_speaker_share`` of the speech joined to the
         closest other, or under ``near_share`` to the one its s-norm (``merge``'s) is near the
-        cut with, among at most ``near_speakers``, or under ``apart_share`` to a larger one it
-        scores near the cut with and never takes turns with, among at most ``apart_speakers``
-        (``small_speakers``); as it is when the user fixed the count."""
+        cut with, among at most ``near_speakers`` (``small_speakers``); as it is when the user
+        fixed the count."""
         config = self.config.split
         if (config.min_speaker_share <= 0 and config.near_margin is None) or bounds.target is not None:
             return found
         speakers = {t.speaker for t in found.turns}
         near = None if merge is None or config.near_margin is None or len(speakers) > config.near_speakers else (
-            NearVoice(config.near_share, config.near_margin, merge, config.apart_share, config.apart_margin,
-                      config.apart_gap, config.apart_speakers))
+            NearVoice(config.near_share, config.near_margin, merge))
         joins = small_speaker_joins(found.exclusive_turns, found.centroids, config.min_speaker_share,
                                     config.small_speaker_cosine, bounds.low, speakers, near)
         if not joins:

@@ -7,10 +7,7 @@ one person's speech, ``scripts/stage_confusion.py --trace``). A found speaker wh
 speech is under ``min_share`` of the call's goes to the speaker, of those at or above it, whose
 centroid is the most similar (cosine; the one who talks most when either has none); one under
 the larger ``SplitConfig.near_share`` goes to the speaker whose centroid's s-norm with its own is
-the best, when that score is near the merge's cut (``NearVoice``); one under the larger
-``SplitConfig.apart_share`` goes to the larger speaker it scores best with, when that score is
-within ``apart_margin`` of the cut and no lone turn of either follows one of the other within
-``apart_gap`` s (two halves of one voice do not answer each other).
+the best, when that score is near the merge's cut (``NearVoice``).
 """
 
 from __future__ import annotations
@@ -38,13 +35,10 @@ def small_speaker_joins(exclusive: tuple[Turn, ...], centroids: Mapping[str, np.
     """{speaker: the speaker it joins} for each speaker of ``exclusive`` (and of ``speakers``,
     those with no lone speech at 0) with under ``min_share`` of the speech whose closest centroid
     scores at least ``min_cosine``, or under ``near.share`` whose best s-norm with one of those
-    at or above that share is at least ``near.floor``, or under ``near.apart_share`` whose best
-    s-norm with a larger speaker is within ``near.apart_margin`` of the cut and who never takes
-    turns with it (``exchanged``), while at most ``near.apart_speakers`` are left (smallest
-    first, while more than ``fewest`` speakers are left; a join to a speaker joined later ends
-    where that one went)."""
+    at or above that share is at least ``near.floor`` (smallest first, while more than ``fewest``
+    speakers are left)."""
     shares = {s: 0.0 for s in speakers} | speech_shares(exclusive)
-    small = sorted((s for s in shares if shares[s] < max(min_share, near.largest if near else 0.0)),
+    small = sorted((s for s in shares if shares[s] < max(min_share, near.share if near else 0.0)),
                    key=shares.__getitem__)
     joins = {}
     for speaker in small:
@@ -59,28 +53,7 @@ def small_speaker_joins(exclusive: tuple[Turn, ...], centroids: Mapping[str, np.
             to = near.closest(speaker, [s for s in shares if shares[s] >= near.share], centroids)
             if to is not None:
                 joins[speaker] = to
-                continue
-        if (near is not None and near.apart_margin is not None and shares[speaker] < near.apart_share
-                and len(shares) - len(joins) <= near.apart_speakers):
-            larger = [s for s in shares if shares[s] > shares[speaker] and s not in joins]
-            to = near.closest(speaker, larger, centroids, near.merge.threshold - near.apart_margin)
-            if to is not None and not exchanged(exclusive, speaker, to, near.apart_gap):
-                joins[speaker] = to
-    return {s: _final(to, joins) for s, to in joins.items()}
-
-
-def _final(speaker: str, joins: Mapping[str, str]) -> str:
-    while speaker in joins:
-        speaker = joins[speaker]
-    return speaker
-
-
-def exchanged(exclusive: tuple[Turn, ...], one: str, other: str, gap: float) -> bool:
-    """Whether a lone turn of ``one`` follows one of ``other`` (or the reverse) within ``gap`` s:
-    two people answering each other."""
-    ordered = sorted(exclusive, key=lambda t: t.start)
-    return any({a.speaker, b.speaker} == {one, other} and b.start - a.end < gap
-               for a, b in zip(ordered, ordered[1:]))
+    return joins
 
 
 @dataclass(frozen=True)
@@ -93,31 +66,20 @@ class NearVoice:
     share: float
     margin: float
     merge: ScoreMerge
-    apart_share: float = 0.0
-    apart_margin: float | None = None
-    apart_gap: float = 1.0
-    apart_speakers: int = 3
 
     @property
     def floor(self) -> float:
         return self.merge.threshold - self.margin
 
-    @property
-    def largest(self) -> float:
-        """The share under which a speaker is looked at by either rule."""
-        return max(self.share, self.apart_share if self.apart_margin is not None else 0.0)
-
-    def closest(self, speaker: str, kept: list[str], centroids: Mapping[str, np.ndarray],
-                floor: float | None = None) -> str | None:
-        """The speaker of ``kept`` scoring best with ``speaker`` if that score reaches ``floor``
-        (default: ``self.floor``)."""
+    def closest(self, speaker: str, kept: list[str], centroids: Mapping[str, np.ndarray]) -> str | None:
+        """The speaker of ``kept`` scoring best with ``speaker`` if that score reaches ``floor``."""
         usable = [s for s in kept if _embedded(centroids.get(s))]
         if not usable or not _embedded(centroids.get(speaker)):
             return None
         rows = normalized(np.stack([centroids[speaker]] + [centroids[s] for s in usable]).astype(np.float64))
         scores = snorm_scores(rows, self.merge.cohort, self.merge.top)[0, 1:]
         best = int(np.argmax(scores))
-        return usable[best] if scores[best] >= (self.floor if floor is None else floor) else None
+        return usable[best] if scores[best] >= self.floor else None
 
 
 def _closest(speaker: str, kept: list[str], centroids: Mapping[str, np.ndarray],
