@@ -255,6 +255,14 @@ Measured and dropped (issue 22, tune parts, 2-4-speaker calls counted right):
   one): 61/14/12, 61/14/12, 62/13/11, 60/14/11, 62/13/12, 62/15/12; none at all 60/12/11. The
   extras that over-count v2 are not held apart by a cannot-link (none: 11 over, as with it).
   Where the lost speakers of the under-counted calls go: ``scripts/stage_confusion.py --trace``.
+- (issue 22, session 16; not built, measured first) a count floor from segmentation: a window
+  where k local speakers are each active (decoded) for at least t s would say the call holds at
+  least k voices, and the merge would stop there. On the windows ``measure_counting.py`` caches
+  (plain decoding) for the 328 2-4-speaker tune calls at 1cc89da, a floor above the count found
+  comes in 8 of the 37 under-counted calls at t = 1 s (7 at 2 s, 1 at 3 s) but in 29 calls
+  counted right (15 at 2 s, 2 at 3 s); and 13 of v2's 20 ``onevoice-tune`` calls (one voice)
+  hold a window with two local speakers of at least 2 s each (12 of 20 ``muted-tune``; 10 and 7
+  at 3 s). Segmentation-3.0 gives one voice two local speakers too often for a floor.
 
 A small AHC cluster stays a speaker when it is clearly another voice (``small_apart`` 5,
 ``small_speakers`` 4; issue 22, session 14). The clusters under ``min_cluster_size`` of the
