@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -67,31 +66,20 @@ from witness.diarize.config import config_for
 from witness.diarize.embedding import embed_by_length
 from witness.diarize.features import SAMPLE_RATE
 from witness.diarize.pipeline import Diarizer
+from witness.diarize.split import cut_turn
+from witness.evaluate.oracle import solo_intervals
 from witness.models.diarization_choice import choose_models
-
-STEP = 0.01
+from witness.transcript import Turn
 
 
 def exclusive_pieces(reference, low: float, high: float) -> dict[str, list[tuple[float, float]]]:
-    """{reference speaker: (start, end) pieces of its exclusive speech, each low-high s}."""
-    names = sorted({t.speaker for t in reference})
-    frames = int(max(t.end for t in reference) / STEP) + 2
-    grid = np.zeros((len(names), frames), dtype=bool)
-    for t in reference:
-        grid[names.index(t.speaker), int(round(t.start / STEP)):int(round(t.end / STEP))] = True
-    alone = grid & (grid.sum(axis=0) == 1)
-    out = {}
-    for k, name in enumerate(names):
-        edges = np.flatnonzero(np.diff(np.concatenate([[0], alone[k].astype(int), [0]])))
-        pieces = []
-        for a, b in zip(edges[::2], edges[1::2]):
-            length = (b - a) * STEP
-            if length < low:
-                continue
-            n = math.ceil(length / high)
-            pieces += [(a * STEP + i * length / n, a * STEP + (i + 1) * length / n) for i in range(n)]
-        out[name] = pieces
-    return out
+    """{reference speaker: (start, end) pieces of its exclusive speech}: each stretch of at
+    least ``low`` s where only that speaker talks, cut in the fewest equal pieces of at most
+    ``high`` s."""
+    return {speaker: [(piece.start, piece.end)
+                      for start, end in stretches if end - start >= low
+                      for piece in cut_turn(Turn(start, end, speaker), high)]
+            for speaker, stretches in solo_intervals(list(reference)).items()}
 
 
 def call_rows(diarizer: Diarizer, item, cache: Path, low: float, high: float) -> list[dict]:
