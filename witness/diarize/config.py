@@ -91,6 +91,24 @@ class SegmentationConfig:
     floor, still on every narrowband call: v1 67/92 26.0%, v2 18/28 20.3%, v3 14/15 16.7%, dev
     17.1%; muted-tune 14/20 15.6% (tune_012, Opus 8 kbit/s at 25 dB SNR, 1 -> 3 speakers, 18.6%
     -> 54.6%), onevoice-tune 16/20 5.8%: a guard lost either way, hence the per-call gate.
+
+    Measured and dropped (issue 22, ``scripts/seg_posteriors.py``): a decoding that opens a new
+    local speaker where a free one (unused in the window) has P(active) over a lower threshold for
+    >= 30 frames, to give a voice lost inside another's local speaker window embeddings of its own.
+    The raw posteriors do rise there, but far too little: at a lost voice's frames (reference voice
+    owning no local speaker in the window) the free speaker's P(active) has median/p90 0.015/0.109
+    against 0.001/0.023 for pure single voices (every v3 tune call of 3-4 speakers, not only the
+    under-counted; AUC 0.78; 5-6-speaker 0.043/0.235 vs 0.007/0.056, AUC 0.78; draw d1 0.019/0.219,
+    AUC 0.66), and the decoded speaker's own p stays at median 0.955 / 0.79 / 0.84. A local speaker
+    trains clustering only with >= 118 lone frames (``min_active_ratio``), and such windows of the
+    lost voice are few: at threshold 0.05 the rule would open 2 / 6 / 8 of them (v3 3-4, v3 5-6, d1
+    3-4 speakers; 43 / 63 / 107 windows hold >= 118 lost frames) against 30 / 131 / 254 with other
+    content, and 411 / 316 on the v3 / d1 2-speaker calls (every one, as controls); at 0.3: 0 / 2 /
+    1 against 1 / 0 / 7, and 13 / 2 on the 2-speaker calls. Per lost voice that is at most 1 window
+    on the ten 3-4-speaker calls even at 0.1 (2 for d1 tune_011's two voices; 3 for v3 tune_003's
+    ls2428, 6 speakers), where a call gains 0-53 windows of other content: too few for a cluster of
+    its own (``min_cluster_size`` 3; ``small_apart`` keeps a small one only when CAM++ hears it
+    apart, which it does not for lost voices: ``lost_voices.py``). Not built nor run end to end.
     """
 
     window_step: float = 1.0
