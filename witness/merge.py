@@ -38,6 +38,22 @@ brief, or turn-edge words, at any margin), a word in overlap given to the speake
 shorter turn there, and a wordless turn taking the word it overlaps most. Most wrongly
 attributed backchannels and rapid one-word turns are one voice to the segmentation model.
 
+Measured and dropped (issue 22, session 17; corpus v3, v3-d1, v3-d2 tune 3-4-speaker calls, 16
+calls, 15 counted right; ``scripts/measure_merge.py --calls DIR --cache C`` on a folder of links to
+those calls, then ``scripts/attribution_errors.py --calls .../tune --cache C -v --oracle [--set
+NAME=V]``; each digit a word): WDER 2.77% (221 of 7975 words), of which 73 "missing" (v3-d2
+tune_013, 4 -> 3). Where the count is right, the found turns lose no more than the reference turns
+do (1.78% against 1.95% merged from the reference turns, no second opinion): the merge is not what
+loses the rest. Its causes: "short" 46 (rapid one-word turns and backchannels; 40 already wrong in
+the plain assignment, where the found turns miss them; 3 moved wrong by the boundary repair, 3 by
+the second opinion), "edge" 40 (within 0.5 s of a change of speaker; 33 wrong in the plain
+assignment, 7 moved wrong by the second opinion), overlap 34, misplaced 17, mid-turn 5, no turn 3,
+straddle 3. A piece shorter than ``opinion_move`` s (a field tried) keeping its speaker in the
+second opinion: 3-4 speakers 221 -> 222 wrong at 0.5 s (v3 28 -> 29, v3-d1 64 -> 63, v3-d2 129 ->
+130), v3 28 -> 34 at 0.75 s; 5-6 speakers (v3's 6 calls) 130 -> 131 / 138: the short pieces it
+stops are right as often as wrong. ``opinion_piece`` 0.75 / 1.5 s (v3 + v3-d1): 3-4 speakers 92 ->
+103 / 95 (5-6 speakers 130 -> 117 / 141): 1 s stays.
+
 Word speakers are decided per word, never per ASR segment, so a Whisper segment that
 spans two speakers is split between them. A word that arrives with its speaker (on a stereo
 call with one party per channel, each channel is transcribed alone: its words are that
