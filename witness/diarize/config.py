@@ -552,6 +552,15 @@ class SplitConfig:
         A speaker with 2 or 3 embedded turns looked at too (the split asks 2 * ``min_turns``),
         short_turn 1.2 or 1.5: 186-188 of 245 right (188; at 3 turns and 1.2 s v3-d5 tune_012
         3 -> 4 found, right, by its lost voice's 1.4 s turn, but v1 tune_090 4 -> 5).
+        Measured, not built (issue 22, session 17, ``scripts/host_evidence.py``, tune parts of v3,
+        v3-d1, v3-d2 at ea73c25): evidence inside a found speaker that it holds a lost voice, on
+        12 hosts (8 under-counted calls, 3 hosts in 2-4-speaker calls, the rest 5-6) against 146
+        speakers of calls counted right: its long turns in two groups (2-means) scored by CAM++
+        cosine / s-norm, GE2E cosine, the share of its turns within 1 s of each other that change
+        group, and windows where two local speakers are both closest to it. None separates (CAM++
+        s-norm under -4.4 of the cut: 2 hosts / 6 right speakers; two local speakers both nearest
+        it in 31% of its windows or more: 3 / 1 of 73, one of them a call found as one); the
+        2-4-speaker hosts lie inside the right speakers' spread on every one.
     move_margin: then a long turn whose cosine with the mean of another speaker's long turns
         beats that with its own speaker's others by more than this (0.1) moves there. Judged
         instead on every exclusive turn cut into pieces of at most 2 s / 3 s, each embedded (the
