@@ -19,7 +19,8 @@ this docstring describes v1, and v2 where it says so.
 
 Layout (``--out``, default ``${XDG_CACHE_HOME:-~/.cache}/witness/corpus/v1``)::
 
-    index.json            {"version", "seed", "source", "parts": {"tune": [speakers], "check": [...]},
+    index.json            {"version", "seed", "source", "built_with" (library versions and a digest of
+                           the cut pieces: ``built_with``), "parts": {"tune": [speakers], "check": [...]},
                            "calls": [one entry per call, below]}
     tune/index.json       the same, this part's calls only (check/index.json likewise)
     tune/NAME.wav         16 kHz mono 16-bit
@@ -70,6 +71,7 @@ speakers share a sex (by F0) and are picked by CAM++ similarity to the first; mo
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -406,6 +408,26 @@ def make_part(part: str, out: Path, material: Material, info: dict, prints: dict
     return entries
 
 
+def built_with(pieces: list[dict]) -> dict:
+    """What the corpus depends on beyond its source and seed: the libraries that cut and render
+    it, and a digest of the pieces cut from the source. The cuts follow Whisper's word times, and
+    CTranslate2's int8 output can differ between its versions and between CPUs, so two machines
+    can build different calls from one source and seed (rebuilt on a fresh machine in session 17,
+    v3's check part held 17 calls of 2-4 speakers where the earlier build held 28; this is the
+    likely cause): compare this field before comparing numbers across builds."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str | None:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return None
+
+    names = ("faster-whisper", "ctranslate2", "pyroomacoustics", "numpy", "scipy")
+    digest = hashlib.sha256(json.dumps(pieces, sort_keys=True).encode()).hexdigest()[:16]
+    return {"pieces": len(pieces), "pieces_sha256": digest, **{name: installed(name) for name in names}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, required=True,
@@ -437,8 +459,8 @@ def main() -> None:
     root_index = out / "index.json"
     kept = json.loads(root_index.read_text())["calls"] if root_index.exists() else []
     entries = [e for e in kept if e["part"] not in args.parts.split(",")] + entries  # parts not rewritten stay
-    index = {"version": args.version, "seed": args.seed, **drawn, "source": recipe.source, "parts": split,
-             "calls": entries}
+    index = {"version": args.version, "seed": args.seed, **drawn, "source": recipe.source,
+             "built_with": built_with(pieces), "parts": split, "calls": entries}
     (out / "index.json").write_text(json.dumps(index, indent=1))
     hours = sum(e["duration"] for e in entries) / 3600
     print(f"{len(entries)} calls, {hours:.2f} h in {out}")

@@ -1,10 +1,11 @@
 """The corpus generator's material rules (scripts/make_corpus.py): with ``one_session`` (corpus
 v3) each speaker of a call reads from one recording session, the one with the most unused speech;
-``--draw`` draws other calls of the same speaker split."""
+``--draw`` draws other calls of the same speaker split; the index says what the build depended on."""
 
 import numpy as np
 
-from scripts.make_corpus import RECIPES, Material, build_timeline, call_stream, choose_speakers, split_speakers
+from scripts.make_corpus import (RECIPES, Material, build_timeline, built_with, call_stream, choose_speakers,
+                                 split_speakers)
 from witness.audio import SAMPLE_RATE
 
 
@@ -73,3 +74,12 @@ def test_a_draw_keeps_the_split_and_draws_other_calls():
     assert drawn[0] != drawn[1] and drawn[1] != drawn[2] and drawn[0] != drawn[2]
     for calls in drawn.values():
         assert {s for call in calls for s, _ in call} <= set(split["tune"])
+
+
+def test_the_index_names_the_libraries_and_fingerprints_the_cut_pieces():
+    pieces = [_piece("a", "100", n, 4.0) for n in range(3)]
+    made = built_with(pieces)
+    assert made["pieces"] == 3 and made["numpy"] == np.__version__
+    assert built_with(pieces) == made  # the same material, the same fingerprint
+    moved = [dict(pieces[0], end=pieces[0]["end"] - 160)] + pieces[1:]  # one cut 10 ms earlier
+    assert built_with(moved)["pieces_sha256"] != made["pieces_sha256"]
