@@ -34,13 +34,19 @@ def scores_of(model: SegmentationModel, samples: np.ndarray) -> tuple[np.ndarray
     return (np.concatenate([b.windows.starts for b in batches]), np.concatenate([b.scores for b in batches]))
 
 
+def reference_voices(starts: np.ndarray, turns) -> np.ndarray:
+    """(windows, 589, voices) bool: each reference voice (sorted by name) talks at each frame's centre."""
+    names = sorted({t.speaker for t in turns})
+    centres = (starts[:, None] + FRAME_SIZE_SAMPLES // 2 + FRAME_STEP_SAMPLES * np.arange(FRAMES_PER_WINDOW)) / 16_000
+    voices = np.zeros(centres.shape + (len(names),), dtype=bool)
+    for turn in turns:
+        voices[..., names.index(turn.speaker)] |= (centres >= turn.start) & (centres < turn.end)
+    return voices
+
+
 def reference_speech(starts: np.ndarray, turns) -> np.ndarray:
     """(windows, 589) bool: reference speech at each frame's centre."""
-    centres = (starts[:, None] + FRAME_SIZE_SAMPLES // 2 + FRAME_STEP_SAMPLES * np.arange(FRAMES_PER_WINDOW)) / 16_000
-    speech = np.zeros(centres.shape, dtype=bool)
-    for turn in turns:
-        speech |= (centres >= turn.start) & (centres < turn.end)
-    return speech
+    return reference_voices(starts, turns).any(axis=2)
 
 
 def speech_table(models: dict[str, SegmentationModel]) -> None:

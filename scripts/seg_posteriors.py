@@ -32,10 +32,11 @@ from pathlib import Path
 import numpy as np
 
 from scripts.counting_sets import corpus_items
-from scripts.measure_segmentation import scores_of
+from scripts.measure_segmentation import reference_voices, scores_of
 from witness.audio import load_audio
 from witness.diarize.powerset import decode_powerset, powerset_mapping
-from witness.diarize.segmentation import FRAME_SIZE_SAMPLES, FRAME_STEP_SAMPLES, FRAMES_PER_WINDOW, SegmentationModel
+from witness.diarize.reconstruct import runs
+from witness.diarize.segmentation import SegmentationModel
 from witness.models.diarization_choice import choose_segmentation
 
 FEATURES = ("free", "other", "pair", "self")
@@ -55,16 +56,6 @@ def window_scores(model: SegmentationModel, item, store: Path | None) -> tuple[n
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(path, starts=starts, scores=scores)
     return starts, scores
-
-
-def reference_voices(starts: np.ndarray, turns) -> tuple[np.ndarray, list[str]]:
-    """(windows, 589, voices) bool: each reference voice talks at each frame's centre."""
-    names = sorted({t.speaker for t in turns})
-    centres = (starts[:, None] + FRAME_SIZE_SAMPLES // 2 + FRAME_STEP_SAMPLES * np.arange(FRAMES_PER_WINDOW)) / 16_000
-    ref = np.zeros(centres.shape + (len(names),), dtype=bool)
-    for t in turns:
-        ref[..., names.index(t.speaker)] |= (centres >= t.start) & (centres < t.end)
-    return ref, names
 
 
 def frame_features(scores: np.ndarray, activity: np.ndarray) -> dict[str, np.ndarray]:
@@ -114,16 +105,6 @@ def categories(activity: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return cat
 
 
-def runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """[first, end) of each run of True in ``mask`` ((n,) bool)."""
-    edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    return list(zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)))
-
-
-def longest_run(mask: np.ndarray) -> int:
-    return max((b - a for a, b in runs(mask)), default=0)
-
-
 def switched(active: np.ndarray, used: np.ndarray, lone: np.ndarray, threshold: float, min_run: int) -> np.ndarray:
     """(589,) bool: the ``lone`` frames of one window in a run of >= ``min_run`` frames where one
     free local speaker's P(active) ((589, 3), ``used`` (3,) bool) is >= ``threshold``."""
@@ -165,7 +146,7 @@ def main() -> None:
             item = items[name]
             starts, scores = window_scores(model, item, args.scores)
             activity = decode_powerset(scores)
-            ref, _ = reference_voices(starts, item.reference)
+            ref = reference_voices(starts, item.reference)
             feats, cat = frame_features(scores, activity), categories(activity, ref)
             used = activity.any(axis=1)
             print(f"{group:8s} {name}: {len(starts)} windows, {ref.shape[2]} voices, frames lost "

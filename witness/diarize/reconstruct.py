@@ -68,7 +68,7 @@ def binarize_top_speakers(activations: np.ndarray, count: np.ndarray) -> np.ndar
     return binary
 
 
-def _runs(active: np.ndarray) -> list[tuple[int, int]]:
+def runs(active: np.ndarray) -> list[tuple[int, int]]:
     """(first, stop) frame index pairs of the runs of True in a 1-D bool array."""
     edges = np.flatnonzero(np.diff(np.concatenate(([0], active.astype(np.int8), [0]))))
     return list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
@@ -78,7 +78,7 @@ def frames_to_segments(active: np.ndarray, frames: SlidingWindow) -> list[tuple[
     """Turns (start, end) in seconds of one speaker's (frames,) bool activity (``Binarize``)."""
     last = len(active) - 1
     segments = []
-    for first, stop in _runs(active):
+    for first, stop in runs(active):
         start, end = frames.middle_of(first), frames.middle_of(min(stop, last))
         if end - start > SEGMENT_PRECISION:
             segments.append((start, end))
