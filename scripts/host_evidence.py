@@ -61,22 +61,19 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from scripts.counting_sets import set_items
-from scripts.measure_counting import PieceCache, _cohort_without, cached_windows
-from scripts.stage_confusion import lost_where, matched, seconds_table, stages
+from scripts.measure_counting import _cohort_without, cached_windows
+from scripts.stage_confusion import replay_diarizer, write_call_rows, lost_where, matched, seconds_table, stages
 from witness.audio import load_audio
 from witness.diarize.clustering import filter_embeddings, normalized, score_merge, snorm_scores
-from witness.diarize.config import config_for
 from witness.diarize.features import SAMPLE_RATE
 from witness.diarize.pipeline import Diarizer
 from witness.diarize.second_voice import centroid_cosine, group_centroids, two_means
 from witness.diarize.split import embedded_turns, middle
-from witness.models.diarization_choice import choose_models
 
 STATS = ("cam_cos", "cam_snorm", "ge2e_cos", "minority", "switch", "rivals", "rivals_all")
 
@@ -205,18 +202,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.table:
         return print_table(args.table)
-    models = choose_models("campplus")
-    diarizer = Diarizer(replace(models, vad=None), config_for(models.embedding))
-    diarizer.embedder.embed = pieces = PieceCache(diarizer.embedder.embed, args.cache / "pieces.pkl")
+    diarizer, pieces = replay_diarizer(args.cache)
     items = [i for i in set_items(args.set, args.corpus, args.cache) if str(i.speakers) in args.speakers.split(",")]
-    if args.calls:
-        items = [i for i in items if i.name in args.calls.split(",")]
-    with args.out.open("a") as out:
-        for item in items:
-            for row in call_rows(diarizer, item, args.cache, args.lost_seconds):
-                out.write(json.dumps(row) + "\n")
-            pieces.save()
-            print(item.name, flush=True)
+    write_call_rows(items, args.calls, pieces, args.out,
+                    lambda item: call_rows(diarizer, item, args.cache, args.lost_seconds))
 
 
 if __name__ == "__main__":

@@ -51,24 +51,19 @@ kept, ``measure_counting.py --sets tune -v --split piece_seconds=2,3 --dump``), 
 from __future__ import annotations
 
 import argparse
-import json
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from scripts.counting_sets import set_items
-from scripts.measure_counting import PieceCache
-from scripts.stage_confusion import matched, seconds_table, stages
+from scripts.stage_confusion import replay_diarizer, write_call_rows, matched, seconds_table, stages
 from witness.audio import load_audio
 from witness.diarize.clustering import normalized
-from witness.diarize.config import config_for
 from witness.diarize.embedding import embed_by_length
 from witness.diarize.features import SAMPLE_RATE
 from witness.diarize.pipeline import Diarizer
 from witness.diarize.split import cut_turn
 from witness.evaluate.oracle import solo_intervals
-from witness.models.diarization_choice import choose_models
 from witness.transcript import Turn
 
 
@@ -141,18 +136,10 @@ def main() -> None:
     parser.add_argument("--max", type=float, default=2.0)
     parser.add_argument("--out", type=Path, required=True, help="JSON lines, one per piece (appended)")
     args = parser.parse_args()
-    models = choose_models("campplus")
-    diarizer = Diarizer(replace(models, vad=None), config_for(models.embedding))
-    diarizer.embedder.embed = pieces = PieceCache(diarizer.embedder.embed, args.cache / "pieces.pkl")
+    diarizer, pieces = replay_diarizer(args.cache)
     items = [i for i in set_items(args.set, args.corpus, args.cache) if 2 <= i.speakers <= 4]
-    if args.calls:
-        items = [i for i in items if i.name in args.calls.split(",")]
-    with args.out.open("a") as out:
-        for item in items:
-            for row in call_rows(diarizer, item, args.cache, args.min, args.max):
-                out.write(json.dumps(row) + "\n")
-            pieces.save()
-            print(item.name, flush=True)
+    write_call_rows(items, args.calls, pieces, args.out,
+                    lambda item: call_rows(diarizer, item, args.cache, args.min, args.max))
 
 
 if __name__ == "__main__":

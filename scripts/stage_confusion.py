@@ -68,6 +68,7 @@ defaults, share 4.5%, cosine 0.65): the same lost speakers; extras v1 7, v2 16 (
 from __future__ import annotations
 
 import argparse
+import json
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -236,9 +237,7 @@ def main() -> None:
                         "each extra one (``trace_calls``)")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per call")
     args = parser.parse_args()
-    models = choose_models("campplus")
-    diarizer = Diarizer(replace(models, vad=None), config_for(models.embedding))
-    diarizer.embedder.embed = pieces = PieceCache(diarizer.embedder.embed, args.cache / "pieces.pkl")
+    diarizer, pieces = replay_diarizer(args.cache)
     items = [i for name in args.sets.split(",")
              for i in set_items(name, args.corpus, args.cache)]
     if args.speakers:
@@ -271,6 +270,28 @@ def main() -> None:
     print("a found speaker holding two people at the end, by the stage it first appeared:")
     for key, n in sorted(first.items()):
         print(f"  {key:30s} {n}")
+
+
+def replay_diarizer(cache: Path) -> tuple[Diarizer, PieceCache]:
+    """The default CAM++ diarizer (no VAD) for replaying ``measure_counting.py``'s ``cache``: the
+    turn pieces it embeds come from and go to ``cache``/pieces.pkl (save the cache after each call)."""
+    models = choose_models("campplus")
+    diarizer = Diarizer(replace(models, vad=None), config_for(models.embedding))
+    diarizer.embedder.embed = pieces = PieceCache(diarizer.embedder.embed, cache / "pieces.pkl")
+    return diarizer, pieces
+
+
+def write_call_rows(items: list, calls: str | None, pieces: PieceCache, out: Path, rows_of) -> None:
+    """For each of ``items`` (those named in ``calls``, comma-separated, when given) append
+    ``rows_of(item)``'s rows to ``out`` as JSON lines, saving the piece cache after each call."""
+    if calls:
+        items = [i for i in items if i.name in calls.split(",")]
+    with out.open("a") as f:
+        for item in items:
+            for row in rows_of(item):
+                f.write(json.dumps(row) + "\n")
+            pieces.save()
+            print(item.name, flush=True)
 
 
 def lost_where(trace: Trace, r: int, stage_matched: list) -> str:
