@@ -143,12 +143,6 @@ def _groups(sizes, rng, spread=0.05, dim=16):
     return (centres[ids] + spread * rng.normal(size=(len(ids), dim))).astype(np.float32), ids
 
 
-def _on_circle(degrees):
-    """(n, 2) float32 unit vectors at the given angles."""
-    radians = np.radians(np.asarray(degrees, dtype=np.float64))
-    return np.stack([np.cos(radians), np.sin(radians)], axis=1).astype(np.float32)
-
-
 def test_small_clusters_join_the_closest_large_one():
     jitter = [-2.0, -1.0, 0.0, 1.0, 2.0, 0.5]
     groups = [  # (angle in degrees, the large group it belongs with)

@@ -16,7 +16,7 @@ from witness.errors import ModelError
 from witness.evaluate import CONVENTIONS, diarization_error
 from witness.models.campplus_onnx import converted_name as campplus_converted_name
 from witness.models.diarization_catalogue import (
-    CAMPPLUS_CHECKPOINT, SEGMENTATION_FP32, SEGMENTATION_INT8, SILERO_VAD, WESPEAKER_RESNET34_LM)
+    CAMPPLUS_CHECKPOINT, SEGMENTATION_FP32, SILERO_VAD, WESPEAKER_RESNET34_LM)
 from witness.models.diarization_choice import DiarizationModels, choose_embedding, choose_models
 from witness.models.ge2e import ge2e_onnx_path
 from witness.rttm import read_rttm

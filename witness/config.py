@@ -11,7 +11,6 @@ range is one error naming the file, the key and what is allowed, before any work
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import tomllib

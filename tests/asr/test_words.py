@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from witness.asr.words import Piece, is_annotation, join_words, monotonic
+from witness.asr.words import Piece, is_annotation, join_words
 
 
 def pieces(*spec: tuple[str | bytes, float, float]) -> list[Piece]:

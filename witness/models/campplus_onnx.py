@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-from witness.models import store
 from witness.models.campplus import (
     BN_EPS, EMBEDDING_DIM, FEAT_DIM, HEAD_BANDS, HEAD_CHANNELS, SEGMENT, bn_affine, dense_layers, forward_numpy, head_blocks, load_weights)
 from witness.models.diarization_catalogue import CAMPPLUS_CHECKPOINT

