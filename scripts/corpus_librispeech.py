@@ -37,7 +37,7 @@ it are matched and lie on their own side; elsewhere the stretches stay one piece
 text is never a guess. Single matched words with quiet on both sides are the short words for
 backchannels and rapid exchanges, only words such as "yes", "no", "well", "oh", "right" (``SHORT``;
 read speech has no "mm-hm").
-Whisper's words are cached in ``<cache>/words`` (as for v1).
+Whisper's words are made and cached as for v1 (``corpus_sources.WHISPER``).
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def transcribe_pieces(root: Path, cache: Path, workers: int = 2) -> list[dict]:
     """Every recording's pieces with the human words and their licence."""
     files = source_files(root)
     text, table = transcripts(files), speaker_table(files)
-    heard = whisper_words(root, files, cache, workers)
+    heard = whisper_words(files, cache, workers)
     pieces = []
     for f in files:
         for p in pieces_of(str(f.relative_to(root)), _speaker(f), load_audio(f).samples, text[f], heard[f]):

@@ -16,12 +16,16 @@ absolute accuracy; WDER and DER do not depend on it.
 
 The catalogue (pieces, words, pitch, voice prints) is cached in ``<cache>/sources-<key>.json``
 and ``.npy``: transcribing the 351 files takes a few minutes once.
+
+The words are the one input of the pieces that depends on the machine: ``WHISPER`` pins how
+they are made (see there) and names their cache, ``<cache>/words-<key>``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -150,21 +154,51 @@ def _speaker(path: Path) -> str:
 
 
 GAP = SAMPLE_RATE  # 1 s of silence between the files of a stream
+# How the words are made. CTranslate2's int8 output follows the code path its CPU picks: on one
+# AMD EPYC (AVX2), 60 of corpus v3's files got other words in 49-59 of them and other pieces in
+# 1-7 with its kernels at GENERIC or AVX, its oneDNN GEMMs at AVX, or MKL's GEMMs (its default on
+# Intel CPUs); one file's other pieces reshuffle every call drawn after it (det18, issue 22; all
+# numbers in make_corpus.built_with). So the worker processes take one path on every x86-64
+# machine with AVX2: CTranslate2's AVX2 kernels, oneDNN's GEMMs up to AVX2 (it would take AVX-512
+# where there is one), one thread. A file's words also depend on the other files of its stream
+# (shifted streams: other pieces in 10 of 72 files): streams are cut from the whole sorted list.
+# Where greedy decoding fails faster-whisper decodes again at a temperature, sampling from
+# CTranslate2's random generator: seeded per stream (unseeded, 1 of 1313 files came out other
+# words in a second run with everything else the same).
+WHISPER = {"model": "tiny.en", "compute_type": "int8", "cpu_threads": 1, "stream": 12, "seed": 0,
+           "env": {"CT2_FORCE_CPU_ISA": "AVX2", "CT2_USE_MKL": "0", "ONEDNN_MAX_CPU_ISA": "AVX2"}}
 
 
-def _file_cache(cache: Path, path: Path) -> Path:
-    return cache / "words" / f"{path.stem}-{path.stat().st_size}.json"
+def words_dir(cache: Path) -> Path:
+    """Where the words made by ``WHISPER`` with the installed faster-whisper and CTranslate2 are
+    cached: words made otherwise are never mixed in."""
+    from importlib.metadata import version
+
+    made = {**WHISPER, **{name: version(name) for name in ("faster-whisper", "ctranslate2")}}
+    return cache / f"words-{hashlib.sha256(json.dumps(made, sort_keys=True).encode()).hexdigest()[:12]}"
 
 
-def _transcribe_stream(job: tuple[Path, Path, list[Path]]) -> None:
+def _file_cache(folder: Path, path: Path) -> Path:
+    return folder / f"{path.stem}-{path.stat().st_size}.json"
+
+
+def _pin_cpu(env: dict[str, str]) -> None:
+    """A worker's CTranslate2 settings, before it loads (``WHISPER``)."""
+    os.environ.update(env)
+
+
+def _transcribe_stream(job: tuple[Path, list[Path]]) -> None:
     """One stream of files joined by 1 s gaps, transcribed at once (Whisper's windows stay
     full), its words handed back to each file by their middles; each file's words cached."""
+    import ctranslate2
+
     from scripts.asr_cases import faster_whisper_model
 
-    root, cache, files = job
+    folder, files = job
     audio = [load_audio(f).samples for f in files]
     joined = np.concatenate([np.concatenate([a, np.zeros(GAP, np.float32)]) for a in audio])
-    model = faster_whisper_model("tiny.en", 1, "int8")
+    ctranslate2.set_random_seed(WHISPER["seed"])  # before the model: its threads draw from the seeded generator
+    model = faster_whisper_model(WHISPER["model"], WHISPER["cpu_threads"], WHISPER["compute_type"])
     segments, _ = model.transcribe(joined, language="en", beam_size=1, condition_on_previous_text=False,
                                    word_timestamps=True)
     words = [Word(w.start, w.end, w.word) for s in segments for w in s.words]
@@ -173,27 +207,37 @@ def _transcribe_stream(job: tuple[Path, Path, list[Path]]) -> None:
         shift = offset / SAMPLE_RATE
         mine = [Word(w.start - shift, w.end - shift, w.text) for w in words
                 if offset <= (w.start + w.end) / 2 * SAMPLE_RATE < offset + len(a)]
-        _file_cache(cache, f).write_text(json.dumps([[round(w.start, 3), round(w.end, 3), w.text] for w in mine]))
+        _file_cache(folder, f).write_text(json.dumps([[round(w.start, 3), round(w.end, 3), w.text] for w in mine]))
         offset += len(a) + GAP
     print(f"  transcribed {len(files)} files from {files[0].name}", flush=True)
 
 
-def whisper_words(root: Path, files: list[Path], cache: Path, workers: int = 2) -> dict[Path, list[Word]]:
-    """Whisper tiny.en's timed words of each file (transcribed in streams of 12, cached)."""
+def pending_streams(files: list[Path], folder: Path) -> list[list[Path]]:
+    """The streams of ``WHISPER["stream"]`` files, cut from the whole list whatever is cached,
+    that hold a file with no words in ``folder`` yet: a build resumed after an interruption
+    transcribes the same streams as one that ran through."""
+    n = WHISPER["stream"]
+    streams = [files[i:i + n] for i in range(0, len(files), n)]
+    return [s for s in streams if not all(_file_cache(folder, f).exists() for f in s)]
+
+
+def whisper_words(files: list[Path], cache: Path, workers: int = 2) -> dict[Path, list[Word]]:
+    """Whisper tiny.en's timed words of each file (in ``pending_streams`` of the sorted
+    ``files``, made and cached as ``WHISPER`` says)."""
     from multiprocessing import get_context
 
-    (cache / "words").mkdir(parents=True, exist_ok=True)
-    todo = [f for f in files if not _file_cache(cache, f).exists()]
+    folder = words_dir(cache)
+    folder.mkdir(parents=True, exist_ok=True)
+    todo = [(folder, s) for s in pending_streams(files, folder)]
     if todo:
-        jobs = [(root, cache, todo[i:i + 12]) for i in range(0, len(todo), 12)]
-        with get_context("spawn").Pool(workers) as pool:
-            pool.map(_transcribe_stream, jobs)
-    return {f: [Word(*w) for w in json.loads(_file_cache(cache, f).read_text())] for f in files}
+        with get_context("spawn").Pool(workers, initializer=_pin_cpu, initargs=(WHISPER["env"],)) as pool:
+            pool.map(_transcribe_stream, todo)
+    return {f: [Word(*w) for w in json.loads(_file_cache(folder, f).read_text())] for f in files}
 
 
 def transcribe_pieces(root: Path, cache: Path, workers: int = 2) -> list[dict]:
     """Every file cut into pieces at its pauses, with Whisper tiny.en's words (cached)."""
-    words = whisper_words(root, source_files(root), cache, workers)
+    words = whisper_words(source_files(root), cache, workers)
     pieces = []
     for f, mine in words.items():
         pieces += [asdict(p) for p in _pieces(str(f.relative_to(root)), _speaker(f), load_audio(f).samples, mine)]

@@ -409,12 +409,23 @@ def make_part(part: str, out: Path, material: Material, info: dict, prints: dict
 
 
 def built_with(pieces: list[dict]) -> dict:
-    """What the corpus depends on beyond its source and seed: the libraries that cut and render
-    it, and a digest of the pieces cut from the source. The cuts follow Whisper's word times, and
-    CTranslate2's int8 output can differ between its versions and between CPUs, so two machines
-    can build different calls from one source and seed (rebuilt on a fresh machine in session 17,
-    v3's check part held 17 calls of 2-4 speakers where the earlier build held 28; this is the
-    likely cause): compare this field before comparing numbers across builds."""
+    """What the corpus depends on beyond its source and seed: the libraries that cut and render it, and
+    a digest of the pieces cut from the source. Given the pieces and voice prints, a build is exact: v3
+    rebuilt from the cached ones gave the same 48 calls, byte for byte. The pieces' cuts follow
+    Whisper's word times, and those moved with how CTranslate2 ran (det18: 60 of v3's files, tiny.en
+    int8 on an AVX2 AMD EPYC, against its default run; files with other words / other pieces): its
+    kernels at GENERIC 49/1, at AVX 52/3; its oneDNN GEMMs at AVX 52/3, at SSE4.1 51/0; MKL's GEMMs (its
+    default on Intel CPUs) 59/7; float32 60/5; the streams of 12 files cut 6 files further on (as an
+    interrupted build resumed cut them; 72 files) 72/10; 2 threads instead of 1 0/0 (AVX-512 could not
+    be tried). One file's other pieces reshuffle every call drawn after it. Where greedy decoding
+    failed, faster-whisper sampled at a temperature from an unseeded generator: all 1313 files
+    transcribed again here gave other words in 1 (the same pieces). MP3 decoding (PyAV's FFmpeg) gave
+    the same samples at SSE2, SSE4 and AVX2, and numpy's X86_V2 and X86_V3 paths the same pieces. So the
+    v3 rebuilt in session 17 (check part: 17 calls of 2-4 speakers where the earlier build held 28) most
+    likely differs by its words: another CPU path or other streams. ``corpus_sources.WHISPER`` now pins
+    them and the seed. The CAM++ prints (onnxruntime) still move in their last bits between machines
+    (3e-7 from 1 to 2 threads; the closest two speakers' cosines to a third are 8e-5 apart), the
+    rendered audio likewise (not the calls). Compare this field before comparing numbers across builds."""
     from importlib.metadata import PackageNotFoundError, version
 
     def installed(name: str) -> str | None:
@@ -423,7 +434,7 @@ def built_with(pieces: list[dict]) -> dict:
         except PackageNotFoundError:
             return None
 
-    names = ("faster-whisper", "ctranslate2", "pyroomacoustics", "numpy", "scipy")
+    names = ("faster-whisper", "ctranslate2", "av", "onnxruntime", "pyroomacoustics", "numpy", "scipy")
     digest = hashlib.sha256(json.dumps(pieces, sort_keys=True).encode()).hexdigest()[:16]
     return {"pieces": len(pieces), "pieces_sha256": digest, **{name: installed(name) for name in names}}
 

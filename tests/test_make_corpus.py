@@ -1,9 +1,12 @@
 """The corpus generator's material rules (scripts/make_corpus.py): with ``one_session`` (corpus
 v3) each speaker of a call reads from one recording session, the one with the most unused speech;
-``--draw`` draws other calls of the same speaker split; the index says what the build depended on."""
+``--draw`` draws other calls of the same speaker split; the index says what the build depended on;
+the words the pieces are cut by are made one way (``corpus_sources.WHISPER``) in streams that do not
+depend on what is cached."""
 
 import numpy as np
 
+from scripts import corpus_sources
 from scripts.make_corpus import (RECIPES, Material, build_timeline, built_with, call_stream, choose_speakers,
                                  split_speakers)
 from witness.audio import SAMPLE_RATE
@@ -83,3 +86,24 @@ def test_the_index_names_the_libraries_and_fingerprints_the_cut_pieces():
     assert built_with(pieces) == made  # the same material, the same fingerprint
     moved = [dict(pieces[0], end=pieces[0]["end"] - 160)] + pieces[1:]  # one cut 10 ms earlier
     assert built_with(moved)["pieces_sha256"] != made["pieces_sha256"]
+
+
+def test_streams_come_from_the_whole_file_list_whatever_is_cached(tmp_path):
+    files = []
+    for n in range(30):
+        files.append(tmp_path / f"84-121550-{n:04d}.wav")
+        files[-1].write_bytes(b"x" * n)
+    folder = tmp_path / "words"
+    folder.mkdir()
+    assert [len(s) for s in corpus_sources.pending_streams(files, folder)] == [12, 12, 6]
+    for f in files[:20]:  # a build interrupted after 20 files
+        corpus_sources._file_cache(folder, f).write_text("[]")
+    # it resumes with the second and third stream whole, not with files 20-29 as one stream
+    assert corpus_sources.pending_streams(files, folder) == [files[12:24], files[24:]]
+
+
+def test_words_made_otherwise_are_cached_apart(tmp_path, monkeypatch):
+    pinned = corpus_sources.words_dir(tmp_path)
+    assert pinned.parent == tmp_path and corpus_sources.words_dir(tmp_path) == pinned
+    monkeypatch.setitem(corpus_sources.WHISPER, "env", {**corpus_sources.WHISPER["env"], "CT2_FORCE_CPU_ISA": "AVX"})
+    assert corpus_sources.words_dir(tmp_path) != pinned
