@@ -25,6 +25,11 @@ embeds the long turns again each time) and scoring.
     PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav [--bench-cohort none] [--no-split]  # time, RSS
     PYTHONPATH=. python scripts/measure_counting.py --bench CALL.wav --silence-biases 0,1.5  # CPU s with/without
 
+The count here is the diarization's (``witness diarize``). ``witness FILE`` can count fewer: its merge
+joins a voice found twice (``witness/opinion.py``), so the product's verdict is the full job's
+(``end_to_end.py`` then ``attribution_errors.py -v``: on the rebuilt v3 check parts 50 of 62
+2-4-speaker calls against 48 here).
+
 Sets: ``dev`` (the sample call and the 7 dev-set files), ``devlong`` (the dev set
 concatenated to 20 minutes, 21 people), ``tune`` and ``check`` (the corpus parts;
 ``--corpus`` is its folder), ``onevoice`` (one speaker alone, cut from the check part's
