@@ -154,17 +154,11 @@ def _speaker(path: Path) -> str:
 
 
 GAP = SAMPLE_RATE  # 1 s of silence between the files of a stream
-# How the words are made. CTranslate2's int8 output follows the code path its CPU picks: on one
-# AMD EPYC (AVX2), 60 of corpus v3's files got other words in 49-59 of them and other pieces in
-# 1-7 with its kernels at GENERIC or AVX, its oneDNN GEMMs at AVX, or MKL's GEMMs (its default on
-# Intel CPUs); one file's other pieces reshuffle every call drawn after it (det18, issue 22; all
-# numbers in make_corpus.built_with). So the worker processes take one path on every x86-64
-# machine with AVX2: CTranslate2's AVX2 kernels, oneDNN's GEMMs up to AVX2 (it would take AVX-512
-# where there is one), one thread. A file's words also depend on the other files of its stream
-# (shifted streams: other pieces in 10 of 72 files): streams are cut from the whole sorted list.
-# Where greedy decoding fails faster-whisper decodes again at a temperature, sampling from
-# CTranslate2's random generator: seeded per stream (unseeded, 1 of 1313 files came out other
-# words in a second run with everything else the same).
+# How the words are made, the same on every x86-64 machine with AVX2: CTranslate2's AVX2 kernels,
+# oneDNN's GEMMs up to AVX2 (never MKL's, nor AVX-512 where there is one), one thread, streams cut
+# from the whole sorted file list, the temperature fallback's sampling seeded per stream. Each of
+# these changed the words, and so the pieces and every call drawn after them (measured in
+# ``make_corpus.built_with``'s docstring).
 WHISPER = {"model": "tiny.en", "compute_type": "int8", "cpu_threads": 1, "stream": 12, "seed": 0,
            "env": {"CT2_FORCE_CPU_ISA": "AVX2", "CT2_USE_MKL": "0", "ONEDNN_MAX_CPU_ISA": "AVX2"}}
 
