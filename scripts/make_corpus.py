@@ -57,6 +57,11 @@ v3 (``--version v3``, the same source as v2): v2's recipe, but each speaker of a
 from one LibriVox chapter (one recording session, as each party of a user's call is), the
 chapter with the most unused speech; v2 put up to four chapters of one reader in a call.
 
+v4 (``--version v4``): v3, but each tune reader is two readers, its recordings played at x0.9 and
+x1.1 (``corpus_derived``): 20 tune readers, some pairs as alike as the check part's closest (v3's
+tune part has none). The check part is v3's, call for call; build only the tune part
+(``--parts tune``) and measure on v3's check part.
+
 ``--draw N`` (N > 0) keeps ``--seed``'s speaker split (tune readers stay tune readers) but draws
 the calls (speakers per call, conditions, pieces) from another random stream: more calls of the
 same readers (v3's readers have 7.5 min each), e.g. ``--version v3 --draw 1 --out .../corpus/v3-d1``;
@@ -80,7 +85,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts import corpus_librispeech, corpus_sources
+from scripts import corpus_derived, corpus_librispeech, corpus_sources
 from scripts.corpus_acoustics import draw_conditions, render
 from scripts.corpus_sources import LICENCE
 from witness.audio import SAMPLE_RATE, load_audio, write_wav
@@ -104,6 +109,7 @@ class Recipe:
     source: str
     transcript: str
     one_session: bool = False  # each speaker of a call speaks from one recording session (``Material``)
+    derived: tuple[float, ...] = ()  # the tune part's readers become one reader per speed (``corpus_derived``)
 
 
 RECIPES = {
@@ -117,6 +123,11 @@ RECIPES = {
     # user's call is one recording session (v2 mixed up to four chapters of one reader in a call).
     "v3": Recipe(corpus_librispeech, {"tune": (60.0, 60.0, 10, 0.5, 1), "check": (60.0, 30.0, 10, 0.5, 1)}, 2,
                  (120, 0.6, 60, 900), corpus_librispeech.SOURCE, corpus_librispeech.TRANSCRIPT, one_session=True),
+    # v3, but each tune reader is two, played at x0.9 and x1.1 (``corpus_derived``): tune pairs as alike as the
+    # check part's closest; the check part is v3's.
+    "v4": Recipe(corpus_librispeech, {"tune": (60.0, 60.0, 10, 0.5, 1), "check": (60.0, 30.0, 10, 0.5, 1)}, 2,
+                 (120, 0.6, 60, 900), corpus_librispeech.SOURCE, corpus_librispeech.TRANSCRIPT, one_session=True,
+                 derived=corpus_derived.SPEEDS),
 }
 
 
@@ -303,8 +314,8 @@ def overlap_seconds(turns: list[tuple[float, float, str]]) -> float:
 
 
 @lru_cache(maxsize=64)
-def _source_audio(root: str, rel: str) -> np.ndarray:
-    return load_audio(Path(root) / rel).samples
+def _source_audio(root: str, rel: str, speed: float = 1.0) -> np.ndarray:
+    return corpus_derived.played_at(load_audio(Path(root) / rel).samples, speed)
 
 
 def _tracks(events, material, speakers, root: Path) -> dict[str, np.ndarray]:
@@ -317,7 +328,7 @@ def _tracks(events, material, speakers, root: Path) -> dict[str, np.ndarray]:
     tracks = {s: np.zeros(n) for s in speakers}
     for e in events:
         p = material.pieces[e["piece"]]
-        clip = _source_audio(str(root), p["source"])[p["start"]:p["end"]].astype(np.float64)
+        clip = _source_audio(str(root), p["source"], p.get("speed", 1.0))[p["start"]:p["end"]].astype(np.float64)
         i = int(round(e["at"] * SAMPLE_RATE))
         tracks[e["speaker"]][i:i + len(clip)] += clip * 10 ** (TARGET_DBFS / 20) / active_rms(clip)
     return tracks
@@ -334,7 +345,7 @@ def _utterances(events, material) -> tuple[list[dict], float]:
         seen.add(e["piece"])
         out.append({"speaker": e["speaker"], "start": round(start, 3), "end": round(end, 3), "text": p["text"],
                     "kind": e["kind"], "source": p["source"], "source_samples": [p["start"], p["end"]],
-                    "licence": p.get("licence", LICENCE)})
+                    **({"speed": p["speed"]} if "speed" in p else {}), "licence": p.get("licence", LICENCE)})
     return out, repeated
 
 
@@ -457,6 +468,13 @@ def main() -> None:
     info, rows = recipe.sources.voice_prints(args.source, cache)
     prints = dict(zip(sorted(info), rows))
     split = split_speakers(info, args.seed, recipe.parts)
+    made = built_with(pieces)
+    if recipe.derived:
+        derived, described = corpus_derived.derive_readers(pieces, info, split["tune"], recipe.derived)
+        pieces = [p for p in pieces if p["speaker"] not in split["tune"]] + derived
+        info = {**info, **described}
+        prints = {**prints, **corpus_derived.derived_prints(args.source, derived, cache)}
+        split = {**split, "tune": sorted(described)}
     entries = []
     for part in args.parts.split(","):
         material = Material(pieces, split[part], max_uses=recipe.max_uses, one_session=recipe.one_session)
@@ -471,7 +489,8 @@ def main() -> None:
     kept = json.loads(root_index.read_text())["calls"] if root_index.exists() else []
     entries = [e for e in kept if e["part"] not in args.parts.split(",")] + entries  # parts not rewritten stay
     index = {"version": args.version, "seed": args.seed, **drawn, "source": recipe.source,
-             "built_with": built_with(pieces), "parts": split, "calls": entries}
+             "built_with": made, **({"derived": list(recipe.derived)} if recipe.derived else {}), "parts": split,
+             "calls": entries}
     (out / "index.json").write_text(json.dumps(index, indent=1))
     hours = sum(e["duration"] for e in entries) / 3600
     print(f"{len(entries)} calls, {hours:.2f} h in {out}")

@@ -2,11 +2,12 @@
 v3) each speaker of a call reads from one recording session, the one with the most unused speech;
 ``--draw`` draws other calls of the same speaker split; the index says what the build depended on;
 the words the pieces are cut by are made one way (``corpus_sources.WHISPER``) in streams that do not
-depend on what is cached."""
+depend on what is cached; v4's tune readers are each two readers, played slower and faster."""
 
 import numpy as np
 
 from scripts import corpus_sources
+from scripts.corpus_derived import derive_readers, played_at
 from scripts.make_corpus import (RECIPES, Material, build_timeline, built_with, call_stream, choose_speakers,
                                  split_speakers)
 from witness.audio import SAMPLE_RATE
@@ -107,3 +108,28 @@ def test_words_made_otherwise_are_cached_apart(tmp_path, monkeypatch):
     assert pinned.parent == tmp_path and corpus_sources.words_dir(tmp_path) == pinned
     monkeypatch.setitem(corpus_sources.WHISPER, "env", {**corpus_sources.WHISPER["env"], "CT2_FORCE_CPU_ISA": "AVX"})
     assert corpus_sources.words_dir(tmp_path) != pinned
+
+
+def test_v4_makes_two_readers_of_each_tune_reader_that_never_share_a_recording():
+    pieces = [dict(_piece("a", chapter, n, 2.0), source=f"LibriSpeech/dev-clean/a/{chapter}/a-{chapter}-{n}.flac")
+              for chapter in ("100", "200") for n in range(3)]
+    pieces += [_piece("b", "300", 0, 2.0)]
+    info = {"a": {"sex": "F", "f0": 200.0, "subset": "dev-clean"}, "b": {"sex": "F", "f0": 190.0, "subset": "dev-clean"}}
+    derived, described = derive_readers(pieces, info, ["a"], (0.9, 1.1))
+    assert sorted(described) == ["a-x0.90", "a-x1.10"] and described["a-x1.10"]["f0"] == 220.0
+    by_reader = {name: {p["source"] for p in derived if p["speaker"] == name} for name in described}
+    assert not by_reader["a-x0.90"] & by_reader["a-x1.10"]  # no recording read twice
+    for name in described:  # each has recordings in both chapters
+        assert {source.split("/")[-2] for source in by_reader[name]} == {"100", "200"}
+    assert all(p["speaker"] != "b" for p in derived) and RECIPES["v4"].derived == (0.9, 1.1)
+    slow = next(p for p in derived if p["speed"] == 0.9)
+    assert slow["end"] == round(2.0 * SAMPLE_RATE / 0.9) and slow["regions"] == [(0, slow["end"])]
+
+
+def test_played_faster_is_shorter_and_higher():
+    t = np.arange(SAMPLE_RATE) / SAMPLE_RATE
+    tone = np.sin(2 * np.pi * 200 * t).astype(np.float32)
+    fast = played_at(tone, 1.1)
+    assert abs(len(fast) - SAMPLE_RATE / 1.1) < 1
+    peak = np.argmax(np.abs(np.fft.rfft(fast))) * SAMPLE_RATE / len(fast)
+    assert abs(peak - 220) < 2 and played_at(tone, 1.0) is tone
