@@ -42,9 +42,10 @@ Diarization and the merge (cases in ``diarization_cases``; stereo calls in ``ste
     second_voice_study       a call heard as one voice against one voice alone: what CAM++ and GE2E each hear
     measure_corpus           where the diarization error is on a corpus part: DER split and count, per condition
     sherpa_compare           sherpa-onnx with Witness's two models (its own venv), for comparison
+    reader_likeness          how alike the corpus's readers are, and calls counted right by their closest pair
 The tuning corpus: make_corpus generates it (speech from corpus_sources for v1, corpus_librispeech
-for v2; conditions from corpus_acoustics) into ~/.cache/witness/corpus/VERSION/{tune,check}; tune
-on tune only.
+for v2 and v3, its tune readers each made two by corpus_derived for v4; conditions from
+corpus_acoustics) into ~/.cache/witness/corpus/VERSION/{tune,check}; tune on tune only.
 Both engines' models:
     measure_model_memory     what each model needs in memory (the figures of the VRAM estimate)
 The package itself:
