@@ -79,7 +79,7 @@ import argparse
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -123,12 +123,10 @@ RECIPES = {
     # user's call is one recording session (v2 mixed up to four chapters of one reader in a call).
     "v3": Recipe(corpus_librispeech, {"tune": (60.0, 60.0, 10, 0.5, 1), "check": (60.0, 30.0, 10, 0.5, 1)}, 2,
                  (120, 0.6, 60, 900), corpus_librispeech.SOURCE, corpus_librispeech.TRANSCRIPT, one_session=True),
-    # v3, but each tune reader is two, played at x0.9 and x1.1 (``corpus_derived``): tune pairs as alike as the
-    # check part's closest; the check part is v3's.
-    "v4": Recipe(corpus_librispeech, {"tune": (60.0, 60.0, 10, 0.5, 1), "check": (60.0, 30.0, 10, 0.5, 1)}, 2,
-                 (120, 0.6, 60, 900), corpus_librispeech.SOURCE, corpus_librispeech.TRANSCRIPT, one_session=True,
-                 derived=corpus_derived.SPEEDS),
 }
+# v3, but each tune reader is two, played at x0.9 and x1.1 (``corpus_derived``): tune pairs as alike as the check
+# part's closest; the check part is v3's.
+RECIPES["v4"] = replace(RECIPES["v3"], derived=corpus_derived.SPEEDS)
 
 
 def default_out(version: str = VERSION) -> Path:
