@@ -434,7 +434,20 @@ call's 4.0 s diarization (3.0 s without). Off (``second_weight`` 0); the code st
 
 Measured and dropped: VBx counting again where that rule hears one voice in a call under 60 s
 (tune parts v1+v2: 2-4-speaker calls right 91 -> 93 of 116) split lone voices (``--sets
-onevoice-tune``: 71 -> 36 of 77 heard as one) and refused a 45 s enrolment as two voices."""
+onevoice-tune``: 71 -> 36 of 77 heard as one) and refused a 45 s enrolment as two voices.
+
+Issue 22, session 19: the cuts again on corpus v4's tune part (each tune reader played at x0.9 and
+x1.1, ``scripts/corpus_derived.py``: pairs as alike as the check part's; v4 and draws 1-3, 103
+calls) beside v3's tune parts (v3, draws 1-2) and the guards (``measure_counting.py --sets tune
+--snorm-thresholds 5,5.5,6 --wideband-snorm-thresholds 7,7.5,8,9,10 --dump``; 2-4-speaker calls
+counted right, their strict DER). Shipped: v4 57/85 21.07%, v3 53/60 16.85%. Wideband cut 8 (9
+the same): v4 58/85 19.84%, v3 53/60 16.83%, dev, onevoice-tune and muted-tune unchanged; the
+whole job's words on the 7 tune calls it changed, the 10-speaker one left out (``end_to_end.py``,
+``attribution_errors.py``): 427 -> 224 wrong of 3967 (v4-d3 tune_010 counted right, 222 -> 19);
+v3's check parts (verdict, replay): 48/62 both, 20.44% -> 20.89% (v3 check_016 2 -> 3 speakers).
+Not taken: it gains on derived voices only, and v1 tune, where session 14 saw cut 8 lose two
+calls, was rebuilt but not measured again. Narrowband cut 5.5: v4 62/85 19.34%, v3 50/60 17.03%,
+muted-tune 10 -> 8 of 14 (11.1% -> 15.3%): not taken."""
 
 CAMPPLUS_PIECE_CLUSTERING = ClusteringConfig()
 """CAM++ on the Silero VAD pieces of the fallback path: AHC cut at 0.7 (the cohort was made
