@@ -445,8 +445,9 @@ the same): v4 58/85 19.84%, v3 53/60 16.83%, dev, onevoice-tune and muted-tune u
 whole job's words on the 7 tune calls it changed, the 10-speaker one left out (``end_to_end.py``,
 ``attribution_errors.py``): 427 -> 224 wrong of 3967 (v4-d3 tune_010 counted right, 222 -> 19);
 v3's check parts (verdict, replay): 48/62 both, 20.44% -> 20.89% (v3 check_016 2 -> 3 speakers).
-Not taken: it gains on derived voices only, and v1 tune, where session 14 saw cut 8 lose two
-calls, was rebuilt but not measured again. Narrowband cut 5.5: v4 62/85 19.34%, v3 50/60 17.03%,
+v1 tune, rebuilt (where session 14 saw cut 8 lose two calls): 2-4 71 -> 72 of 93, all 78 -> 80 of
+106, 26.7% -> 26.4%. Not taken yet: found at the session's end, with no time left to measure the
+check part's words and run CI after it; the first candidate of the next retune. Narrowband cut 5.5: v4 62/85 19.34%, v3 50/60 17.03%,
 muted-tune 10 -> 8 of 14 (11.1% -> 15.3%): not taken."""
 
 CAMPPLUS_PIECE_CLUSTERING = ClusteringConfig()
