@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 from scipy.signal import resample_poly
 
+from scripts.corpus_sources import speaker_prints
 from witness.audio import SAMPLE_RATE, load_audio
 
 SPEEDS = (0.9, 1.1)
-PRINT_SECONDS = 6.0
 
 
 def derived_name(speaker: str, speed: float) -> str:
@@ -78,30 +78,12 @@ def derive_readers(pieces: list[dict], info: dict, speakers: list[str], speeds=S
 
 
 def derived_prints(root: Path, pieces: list[dict], cache: Path) -> dict[str, np.ndarray]:
-    """Each derived reader's CAM++ voice print (unit mean of the first ``PRINT_SECONDS`` of each
-    of its recordings, played at its speed), as ``corpus_sources.speaker_prints`` makes the
-    readers'; cached in ``cache`` by the readers, recordings and speeds."""
+    """Each derived reader's CAM++ voice print, made as the readers' are
+    (``corpus_sources.speaker_prints``) from its recordings played at its speed; cached in
+    ``cache`` by the readers, recordings and speeds."""
     recordings = sorted({(p["speaker"], p["source"], p["speed"]) for p in pieces})
-    names = sorted({r[0] for r in recordings})
     key = hashlib.sha256(json.dumps(recordings).encode()).hexdigest()[:12]
-    path = cache / f"prints-derived-{key}.npz"
-    if not path.exists():
-        from witness.diarize.embedding import CamPlusPlusEmbedder
-        from witness.models.campplus_onnx import campplus_onnx_path
-
-        embedder = CamPlusPlusEmbedder(campplus_onnx_path(None), threads=2)
-        rows = []
-        for name in names:
-            vecs = [embedder.embed(played_at(load_audio(root / source).samples, speed)[None, : int(PRINT_SECONDS * SAMPLE_RATE)])[0]
-                    for speaker, source, speed in recordings if speaker == name]
-            centre = np.mean(vecs, axis=0)
-            rows.append(centre / np.linalg.norm(centre))
-        cache.mkdir(parents=True, exist_ok=True)
-        np.savez(path, names=np.array(names), rows=np.stack(rows))
-    return cached_prints(path)
-
-
-def cached_prints(path: Path) -> dict[str, np.ndarray]:
-    """{derived reader: voice print} of one ``derived_prints`` cache file."""
-    with np.load(path) as saved:
-        return dict(zip(saved["names"].tolist(), saved["rows"]))
+    described, rows = speaker_prints(recordings, cache, f"prints-derived-{key}", lambda r: r[0],
+                                     lambda speaker, found: {"recordings": len(found["files"])},
+                                     samples_of=lambda r: played_at(load_audio(root / r[1]).samples, r[2]))
+    return dict(zip(sorted(described), rows))

@@ -238,11 +238,12 @@ def transcribe_pieces(root: Path, cache: Path, workers: int = 2) -> list[dict]:
     return pieces
 
 
-def speaker_prints(files: list[Path], cache: Path, name: str, speaker_of, describe,
-                   seconds: float = 6.0) -> tuple[dict, np.ndarray]:
+def speaker_prints(files: list, cache: Path, name: str, speaker_of, describe,
+                   seconds: float = 6.0, samples_of=None) -> tuple[dict, np.ndarray]:
     """Per speaker (``speaker_of(file)``): ``describe(speaker, found)`` of what was found
     ({"f0": each file's median F0, "vec", "seconds" of audio, "files"}); and the CAM++ centroid
-    of the first ``seconds`` of each file (rows in sorted speaker order). Cached as ``name``."""
+    of the first ``seconds`` of each file (rows in sorted speaker order). Cached as ``name``.
+    ``samples_of(file)`` gives a file's audio (default: the file at ``file``, a path)."""
     meta, prints = cache / f"{name}.json", cache / f"{name}.npy"
     if meta.exists() and prints.exists():
         return json.loads(meta.read_text()), np.load(prints)
@@ -252,7 +253,7 @@ def speaker_prints(files: list[Path], cache: Path, name: str, speaker_of, descri
     embedder = CamPlusPlusEmbedder(campplus_onnx_path(None), threads=2)
     found: dict[str, dict] = {}
     for i, f in enumerate(files):
-        samples = load_audio(f).samples
+        samples = samples_of(f) if samples_of else load_audio(f).samples
         e = found.setdefault(speaker_of(f), {"f0": [], "vec": [], "seconds": 0.0, "files": []})
         e["f0"].append(median_f0(samples))
         e["vec"].append(embedder.embed(samples[None, : int(seconds * SAMPLE_RATE)])[0])

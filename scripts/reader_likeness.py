@@ -2,8 +2,8 @@
 """How alike the corpus's readers are (CAM++ voice prints), and what that does to the counting.
 
 ``--speeds``: each reader against itself played faster or slower (``corpus_derived.played_at``):
-CAM++ centroids of the first 6 s of 12 of its recordings, against 12 other recordings of it at each
-speed; and two readers of one sex, per part. This chose ``corpus_derived.SPEEDS``.
+CAM++ centroids (``corpus_sources.speaker_prints``) of the first 6 s of 12 of its recordings, against
+12 other recordings of it at each speed; and two readers of one sex, per part. This chose ``corpus_derived.SPEEDS``.
 
 ``--calls SET DUMP...``: the calls of ``measure_counting.py --dump`` files (one SET: tune or check)
 by the closest pair of their speakers (voice prints as ``make_corpus`` uses them, v4's derived
@@ -18,12 +18,14 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from scripts import corpus_librispeech
-from scripts.corpus_derived import cached_prints, played_at
+from scripts.corpus_derived import played_at
+from scripts.corpus_sources import speaker_prints
 from scripts.make_corpus import default_out
 from witness.audio import SAMPLE_RATE, load_audio
 
@@ -38,36 +40,27 @@ def _sources() -> Path:
 def reader_prints() -> dict[str, np.ndarray]:
     """Every reader's voice print (``corpus_librispeech.voice_prints``' cache) and every derived
     reader's (``corpus_derived.derived_prints``' caches)."""
-    sources = _sources()
-    info = json.loads(next(sources.glob("speakers-v2-*.json")).read_text())
-    prints = dict(zip(sorted(info), np.load(next(sources.glob("speakers-v2-*.npy")))))
-    for path in sources.glob("prints-derived-*.npz"):
-        prints.update(cached_prints(path))
+    prints = {}
+    for meta in [*_sources().glob("speakers-v2-*.json"), *_sources().glob("prints-derived-*.json")]:
+        prints.update(zip(sorted(json.loads(meta.read_text())), np.load(meta.with_suffix(".npy"))))
     return prints
 
 
 def speeds_table(source: Path, per_side: int = 12) -> None:
-    from witness.diarize.embedding import CamPlusPlusEmbedder
-    from witness.models.campplus_onnx import campplus_onnx_path
-
-    embedder = CamPlusPlusEmbedder(campplus_onnx_path(None), threads=1)
-    files = corpus_librispeech.source_files(source)
     by_reader: dict[str, list[Path]] = {}
-    for f in files:
+    for f in corpus_librispeech.source_files(source):
         by_reader.setdefault(corpus_librispeech._speaker(f), []).append(f)
-
-    def centroid(group: list[Path], speed: float) -> np.ndarray:
-        rows = [embedder.embed(played_at(load_audio(f).samples[: 8 * SAMPLE_RATE], speed)[None, : 6 * SAMPLE_RATE])[0]
-                for f in group]
-        c = np.mean(rows, axis=0)
-        return c / np.linalg.norm(c)
-
-    a, b = {}, {}
-    for reader, mine in sorted(by_reader.items()):
-        mine = sorted(mine)
-        a[reader] = {s: centroid(mine[0:2 * per_side:2], s) for s in SPEEDS}
-        b[reader] = {s: centroid(mine[1:2 * per_side:2], s) for s in SPEEDS}
-    readers = sorted(a)
+    clips = [(f, speed, (reader, side, speed)) for reader, mine in by_reader.items()
+             for side, group in (("a", sorted(mine)[0:2 * per_side:2]), ("b", sorted(mine)[1:2 * per_side:2]))
+             for f in group for speed in SPEEDS]  # each side's centroid is one "speaker" of speaker_prints
+    with tempfile.TemporaryDirectory() as tmp:
+        described, rows = speaker_prints(clips, Path(tmp), "speeds", lambda c: "|".join(map(str, c[2])),
+                                         lambda name, found: {},
+                                         samples_of=lambda c: played_at(load_audio(c[0]).samples[: 8 * SAMPLE_RATE], c[1]))
+    centroids = dict(zip(sorted(described), rows))
+    a = {r: {s: centroids[f"{r}|a|{s}"] for s in SPEEDS} for r in by_reader}
+    b = {r: {s: centroids[f"{r}|b|{s}"] for s in SPEEDS} for r in by_reader}
+    readers = sorted(by_reader)
     print("one reader, other recordings:")
     for lo, hi in [(1.0, s) for s in SPEEDS] + [(0.95, 1.05), (0.9, 1.1)]:
         c = [float(a[r][lo] @ b[r][hi]) for r in readers]
