@@ -38,7 +38,7 @@ def test_the_defaults_are_what_runs_by_default():
             "cohort_top": 20,
             "snorm_threshold": 5.0,
             "cannot_link_penalty": 2.5,
-            "wideband_snorm_threshold": 7.0,
+            "wideband_snorm_threshold": 8.0,
             "second_cohort": "",
             "second_weight": 0.0,
             "second_snorm_threshold": None,
@@ -95,7 +95,7 @@ def test_each_embedding_model_has_its_own_clustering():
         "ahc", 0.45, 3)
     assert (CAMPPLUS_CLUSTERING.cohort, CAMPPLUS_CLUSTERING.cohort_top, CAMPPLUS_CLUSTERING.snorm_threshold,
             CAMPPLUS_CLUSTERING.wideband_snorm_threshold, CAMPPLUS_CLUSTERING.cannot_link_penalty) == (
-        "campplus_cohort.npy", 20, 5.0, 7.0, 2.5)
+        "campplus_cohort.npy", 20, 5.0, 8.0, 2.5)
     assert ClusteringConfig().wideband_snorm_threshold is None
     assert ClusteringConfig().cohort == "" and ClusteringConfig().threshold == 0.7  # AHC alone for the others
     assert ClusteringConfig().cannot_link_penalty == 0.0
