@@ -452,7 +452,20 @@ word): v3-d1 check_018 (3 speakers) found as 3, not 2, 37 -> 14 wrong of 267; v3
 speakers) still found as 2 by the whole job (3 in the replay), 20 -> 24 wrong of 835. Across the
 cannot-link grid of session 20 (penalties 2.5, 3.5, 5; AHC cuts 0.4, 0.45) 8 scored at least as
 well as 7 on every tune part. Narrowband cut 5.5: v4 62/85 19.34%, v3 50/60 17.03%,
-muted-tune 10 -> 8 of 14 (11.1% -> 15.3%): not taken."""
+muted-tune 10 -> 8 of 14 (11.1% -> 15.3%): not taken.
+
+Issue 22, session 20, the cannot-link penalty again (wideband cut 8; ``measure_counting.py
+--sets tune --penalties 2.5,3.5,4,5,6.5,8 --dump``; 2-4-speaker calls right, strict DER): v4 tune
+58/85 19.84%, 61 18.66%, 62 18.32%, 64 18.01%, 64 17.89%, 64 17.64%; v3 tune 53/60 16.83%, then
+52 16.92% (3.5, 4) and 51 17.00% (5 and up); v1 tune 72/93 23.02% to 23.00% (2.5-5). From 3.5
+``muted-tune`` loses a lone voice on v3 (10 -> 9 of 14, 11.1% -> 12.5%) and on v1 (57 -> 56 of 62,
+12.6% -> 14.3%); v4's guards (15 + 15), ``onevoice-tune`` and the dev set unchanged. The check
+part (verdict, ``--sets check``): 48/62 at 2.5, 3.5, 5 and 6.5 (20.89, 20.87, 20.86, 20.91%).
+v4's gain is mostly its 2-speaker calls found as one voice (44 -> 49 of 53 at 5), where
+segmentation hears the two speeds of one reader side by side; the check part's two such calls
+(v3-d1 check_022, v3-d2 check_025) hold two local speakers in 3 of 150 and 3 of 102 windows,
+nothing to link. Not taken. AHC cut 0.4 (penalty 2.5): v4 57/85, v3 52/60, v1 73/93: not
+taken."""
 
 CAMPPLUS_PIECE_CLUSTERING = ClusteringConfig()
 """CAM++ on the Silero VAD pieces of the fallback path: AHC cut at 0.7 (the cohort was made
