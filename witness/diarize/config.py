@@ -228,8 +228,9 @@ alone (dev set 23.3% strict / 15.8% paper). Spectral clustering with an eigengap
 (3D-Speaker's recipe) scored 23.8% at best on the dev set and over-counted 30 s files.
 
 On wideband audio (``band.narrowband`` false) the cut is 8 (7 from issue 22's first wideband
-grid until session 20, below): the s-norm still runs higher there. Merges along the rule replayed on corpus v1 tune (``scripts/merge_scores.py``;
-each cluster named by the reference speaker most of its embeddings hold): on wideband calls 5
+grid until session 20, below): the s-norm still runs higher there. Merges along the rule
+replayed on corpus v1 tune (``scripts/merge_scores.py``; each cluster named by the reference
+speaker most of its embeddings hold): on wideband calls 5
 of the 6 merges scoring 4-7 joined two people and 55 of 60 above 7 one; on narrowband ones the
 two kinds overlap from 2 to 8 (5 is where they cross). ``measure_counting.py --sets tune
 --wideband-snorm-thresholds none,6,6.5,7,8`` (2-4-speaker calls counted right; strict DER of

@@ -52,12 +52,13 @@ interleave (two people 0.30-0.73, one voice 0.31-0.73): 2-4-speaker calls right 
 v3 -1.
 Measured and dropped (issue 22, session 20): a call still found as one voice at the end clustered
 again as two (``num_speakers`` 2) where segmentation heard two local speakers side by side in at
-least 5 windows and 10% of them, their embeddings' mean cosine under 0.7. Forced on every such
-call (``measure_counting.py --split``), tune parts v1, v3, v4 and draws: v4-d1 tune_011 42.0 ->
-10.5 s wrong, tune_005 64.3 -> 47.0, v3-d2 tune_004 131.7 -> 109.3, v4-d3 tune_022 25.0 -> 28.9,
-none of the 140 lone voices found as one (v1, v3 ``onevoice-tune``, ``muted-tune``) fired, the nearest at 9.9%
-and cosine 0.71 (v3 muted tune_025: two voices when forced). But none of the check part's calls
-found as one holds two local speakers in more than 3% of its windows: it would change nothing there.
+least 5 windows and 10% of them, their embeddings' mean cosine under 0.7 (a trial build, replayed
+by ``measure_counting.py``; tune parts v1, v3, v4 and draws): v4-d1 tune_011 42.0 -> 10.5 s
+wrong, tune_005 64.3 -> 47.0, v3-d2 tune_004 131.7 -> 109.3, v4-d3 tune_022 25.0 -> 28.9; none
+of the 140 lone voices found as one (v1, v3 ``onevoice-tune``, ``muted-tune``) fired, the nearest
+at 9.9% and cosine 0.71 (v3 muted tune_025: two voices when forced). But none of the check
+part's calls found as one holds two local speakers in more than 3% of its windows: it would
+change nothing there.
 """
 
 from __future__ import annotations
