@@ -230,15 +230,14 @@ alone (dev set 23.3% strict / 15.8% paper). Spectral clustering with an eigengap
 On wideband audio (``band.narrowband`` false) the cut is 8 (7 from issue 22's first wideband
 grid until session 20, below): the s-norm still runs higher there. Merges along the rule
 replayed on corpus v1 tune (``scripts/merge_scores.py``; each cluster named by the reference
-speaker most of its embeddings hold): on wideband calls 5
-of the 6 merges scoring 4-7 joined two people and 55 of 60 above 7 one; on narrowband ones the
-two kinds overlap from 2 to 8 (5 is where they cross). ``measure_counting.py --sets tune
---wideband-snorm-thresholds none,6,6.5,7,8`` (2-4-speaker calls counted right; strict DER of
-the whole part; at 62cabc1): v1 62 -> 64/64/64/63 of 92, 27.0% -> 26.7/26.6/26.6/26.7%; v2 16
--> 16 of 28 at 7 (its 4 wideband calls unchanged), 21.9% -> 21.9%; dev set unchanged (17.1%,
-the four dev calls right) from 6 to 8. At 0b286f3, none vs 7: v1 62 -> 64 of 92, 26.7% ->
-26.3%; v2 15/28, 21.9% both; check parts (verdict) v1 34/48 and v2 12/22 both, 26.5% -> 24.1%
-and 28.0% -> 23.0%.
+speaker most of its embeddings hold): on wideband calls 5 of the 6 merges scoring 4-7 joined two
+people and 55 of 60 above 7 one; on narrowband ones the two kinds overlap from 2 to 8 (5 is
+where they cross). ``measure_counting.py --sets tune --wideband-snorm-thresholds
+none,6,6.5,7,8`` (2-4-speaker calls counted right; strict DER of the whole part; at 62cabc1): v1
+62 -> 64/64/64/63 of 92, 27.0% -> 26.7/26.6/26.6/26.7%; v2 16 -> 16 of 28 at 7 (its 4 wideband
+calls unchanged), 21.9% -> 21.9%; dev set unchanged (17.1%, the four dev calls right) from 6 to
+8. At 0b286f3, none vs 7: v1 62 -> 64 of 92, 26.7% -> 26.3%; v2 15/28, 21.9% both; check parts
+(verdict) v1 34/48 and v2 12/22 both, 26.5% -> 24.1% and 28.0% -> 23.0%.
 
 Measured and dropped (issue 22, tune parts, 2-4-speaker calls counted right):
 - the cut falling with the call's embeddings (2 points per doubling past 30, 4 at most): v2
