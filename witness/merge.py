@@ -91,7 +91,7 @@ class MergeOptions:
     opinion_margin: float = 0.05  # cosine: a voice must beat the piece's speaker by this much (step 4)
     opinion_piece: float = 1.0  # s: stretches are judged in pieces of about this length (step 4)
     split_gap: float = 0.2  # cosine: of three voices, two this much closer to each other than to the third are one (step 4); 0: off
-    voice_join: float = 0.96  # of three or more speakers, two whose pieces score this ``opinion.piece_ratio`` are one (step 4); 0: off
+    voice_join: float = 0.93  # of three or more speakers, two whose pieces score this ``opinion.piece_ratio`` are one (step 4); 0: off
     opinion_precision: str = "fp32"  # CAM++ the caller embeds the pieces with: fp32 | int8 (step 4; witness.opinion)
 
 

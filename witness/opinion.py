@@ -61,20 +61,27 @@ speaker's own pieces are, a voice's halves stand out better: ``piece_ratio`` (th
 piece of one with a piece of the other, over the geometric mean of each one's own mean) is 0.96-1.18
 for 14 of the 36 pairs of halves, and at most 0.91 for the 164 pairs of two clean speakers (v1
 tune_013: 3 pieces against 9); a speaker that holds two people scores up to 0.98 with another, but
-on the tune calls a better pair was joined first. Joining the best pair while it scores
-``voice_join`` or more and three or more speakers have words, tune parts (v1's 30 3-4-speaker calls,
-v2's 9; each digit a word, WDER pooled over words): 0.96 takes v1 from 12 to 14 of 30 counted right
-and WDER 19.72 -> 15.38%, v2 unchanged (5 of 9, 7.28%), and joins no two people; 0.95 and lower join
-two people on an under-counted call (v1 tune_059, 0.955: +14.6 points on it); 0.97 and 0.98 miss
-more halves (17.32%, 17.66% call means against 16.50%). No 2-speaker tune call changes (v2's 16, 7
-of v1's): the rule never goes below two speakers (one or two is the second voice check's,
-``witness.diarize.second_voice``).
-On the check parts (read once, after 0.96 was chosen) it changed no call: v2 (2 / 3-4 speakers
-4.62 / 21.97%), and v1's 16 3-4-speaker calls and three over-counted 2-speaker calls (9 of 16
-counted right, 18.48%); the halves on those over-counted calls score 0.90-0.96, and at 0.90 two
-people of v1 check_034 would be joined. Splitting a speaker whose pieces fall in two groups
-(spherical 2-means) has no safe cut: 0.60-0.99 where it holds two people (19 tune speakers),
-0.49-0.98 where it holds one (103).
+on the tune calls a better pair was joined first. The best pair is joined while it scores
+``voice_join`` or more and three or more speakers have words. 0.96 was chosen first, on v1's 30
+3-4-speaker tune calls and v2's 9 (v1 12 -> 14 of 30 counted right, WDER 19.72 -> 15.38%); the check
+parts (v1, v2), read after, did not change. Measured again on today's diarization
+(``scripts/measure_merge.py --calls DIR --cache CACHE``, each value merged again from the cache;
+first-round pairs of the 71 tune calls found with three or more speakers with words: v1's 93
+2-4-speaker calls, 31 of v3 and its draws, v4's 20, the 3-4-speaker calls of v4's draws): halves of
+one voice 0.53-1.10 (22 of 37 at 0.93 or more, 12 at 0.96 or more); two people whose turns are each
+at least 70% one person's at most 0.916 (v1 tune_088, tune_073), besides one at 0.98 (v1 tune_005)
+whose transcript is the same at 0.93 as at 0.96. Wrong-speaker words, each digit a word, 0.96 ->
+0.93: v1 tune 952 -> 886 of 8479 (6 calls better, none worse), v4 tune 445 -> 418 of 8942 (tune_010
+31 -> 4), v4-d2's 3-4-speaker and over-counted calls 239 -> 214 (tune_003, 2 speakers found as 3),
+v3 and draws 547 -> 530 of 14349 (tune_001, 5 speakers), v4-d1, v4-d3 and the dev calls with the
+sample call unchanged. 0.92 adds v4 tune_017 (0.928; 119 -> 52); 0.90 joins two people (v1 tune_088
+9 -> 34, tune_073 11 -> 34), 0.85 v4 tune_017's (119 -> 206); 0.93 keeps a margin over 0.916. No
+2-speaker call changes unless found with three: the rule never goes below two speakers (one or two
+is the second voice check's, ``witness.diarize.second_voice``). The check part (v3 and draws, the 18
+calls found with three or more, read once after 0.93 was chosen): one call changed, v3-d1 check_028
+(4 speakers found as 5) 64 -> 12 wrong of 679, found as 4 by the whole job.
+Splitting a speaker whose pieces fall in two groups (spherical 2-means) has no safe cut: 0.60-0.99
+where it holds two people (19 tune speakers), 0.49-0.98 where it holds one (103).
 
 ``Voices`` is what the merge asks: an embedding per time region and the diarization's
 centroids. ``CentroidVoices`` answers from the decoded samples and an embedding function.
